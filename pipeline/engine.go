@@ -1,0 +1,146 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+)
+
+// Engine holds the compiled tools of one configuration and runs tools/call
+// through the fixed stage sequence of DESIGN 2.1. It is immutable after
+// NewEngine and safe for concurrent use.
+type Engine struct {
+	tools   []*Tool
+	byName  map[string]*Tool
+	aliases map[string]*Tool
+}
+
+// NewEngine checks the tools and indexes them by name.
+func NewEngine(tools []*Tool) (*Engine, error) {
+	e := &Engine{byName: make(map[string]*Tool, len(tools)), aliases: map[string]*Tool{}}
+	for _, t := range tools {
+		if err := t.Check(); err != nil {
+			return nil, err
+		}
+		if _, dup := e.byName[t.Name]; dup {
+			return nil, fmt.Errorf("tool %q declared twice", t.Name)
+		}
+		e.byName[t.Name] = t
+		e.tools = append(e.tools, t)
+	}
+	return e, nil
+}
+
+// AddAlias makes name resolve to an existing tool (the dotted or slashed
+// original names of proxied tools).
+func (e *Engine) AddAlias(alias, target string) error {
+	t, ok := e.byName[target]
+	if !ok {
+		return fmt.Errorf("alias %q: no tool %q", alias, target)
+	}
+	if _, taken := e.byName[alias]; taken {
+		return fmt.Errorf("alias %q: a tool has that name", alias)
+	}
+	e.aliases[alias] = t
+	return nil
+}
+
+// Tools returns the tools in declaration order.
+func (e *Engine) Tools() []*Tool { return e.tools }
+
+// Lookup is the tool resolution stage.
+func (e *Engine) Lookup(name string) *Tool {
+	if t, ok := e.byName[name]; ok {
+		return t
+	}
+	return e.aliases[name]
+}
+
+// Call runs one tools/call: resolution → auth → input transform → execution
+// (validation, then the tool's executor) → output transform. The first
+// failing stage stops the call; its *Error carries the wire code and a
+// message safe to show. The response stage (encoding the result for the
+// client's protocol version) belongs to the transport.
+func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req *RequestInfo) (res *Result, perr *Error) {
+	tool := e.Lookup(name)
+	if tool == nil {
+		return nil, &Error{Code: CodeToolNotFound, Stage: StageResolution, Message: fmt.Sprintf("tool %q not found", name)}
+	}
+	call := &Call{Tool: tool, Inputs: args, Request: req}
+	stage := StageAuth
+	defer func() {
+		// A panic in any stage is a bug; the caller gets a stage failure,
+		// the stack goes to the debug log through Cause.
+		if r := recover(); r != nil {
+			res, perr = nil, Fail(stage, fmt.Errorf("panic: %v\n%s", r, debug.Stack()), "internal error")
+		}
+	}()
+
+	if tool.Auth != nil {
+		id, err := tool.Auth.Authorize(ctx, call)
+		if err != nil {
+			return nil, stageError(StageAuth, err, "not authorized")
+		}
+		call.Identity = id
+	}
+
+	stage = StageInputTransform
+	if tool.InputMapper != nil {
+		out, err := tool.InputMapper.Transform(ctx, payload(call, "inputs", call.Inputs))
+		if err != nil {
+			return nil, stageError(stage, err, "script failed")
+		}
+		m, ok := out.(map[string]any)
+		if !ok {
+			return nil, Fail(stage, nil, "input mapper must return an object, got %s", describe(out))
+		}
+		call.Inputs = m
+	}
+
+	stage = StageValidation
+	if tool.Inputs != nil {
+		in, err := tool.Inputs.Validate(call.Inputs)
+		if err != nil {
+			return nil, Fail(stage, err, "%s", err.Error())
+		}
+		call.Inputs = in
+	}
+
+	stage = StageExecution
+	res, err := tool.Executor.Execute(ctx, call)
+	if err != nil {
+		return nil, stageError(stage, err, "failed")
+	}
+
+	stage = StageOutputTransform
+	if tool.OutputMapper != nil && res.Native == nil {
+		out, err := tool.OutputMapper.Transform(ctx, payload(call, "results", res.Value))
+		if err != nil {
+			return nil, stageError(stage, err, "script failed")
+		}
+		res = &Result{Value: out}
+	}
+	return res, nil
+}
+
+// stageError keeps an *Error raised inside a stage (it already names its
+// stage and code) and wraps anything else as a failure of this stage.
+func stageError(stage Stage, err error, fallback string) *Error {
+	if pe, ok := err.(*Error); ok {
+		return pe
+	}
+	return Fail(stage, err, "%s", safeMessage(err, fallback))
+}
+
+// payload is the object scripts receive (DESIGN 2.1).
+func payload(call *Call, key string, value any) map[string]any {
+	var auth any
+	if call.Identity != nil {
+		auth = map[string]any{"subject": call.Identity.Subject, "claims": call.Identity.Claims}
+	}
+	return map[string]any{
+		key:    value,
+		"tool": map[string]any{"name": call.Tool.Name, "description": call.Tool.Description},
+		"auth": auth,
+	}
+}

@@ -1,0 +1,92 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+)
+
+// JSON-RPC error codes put on the wire (DESIGN 2.5).
+const (
+	CodeToolNotFound  = -32601 // tool resolution failed
+	CodeStageFailed   = -32000 // any pipeline stage after resolution failed
+	CodeInvalidParams = -32602 // malformed tools/call params (not a stage failure)
+	CodeInternal      = -32603 // a bug: never expected on the wire
+)
+
+// Stage names one step of the tools/call pipeline. The names appear in error
+// messages, logs and spans, so they are written for people.
+type Stage string
+
+const (
+	StageResolution      Stage = "tool resolution"
+	StageAuth            Stage = "authentication"
+	StageInputTransform  Stage = "input transform"
+	StageValidation      Stage = "input validation"
+	StageEnv             Stage = "env substitution"
+	StageExecution       Stage = "execution"
+	StageOutputTransform Stage = "output transform"
+	StageResponse        Stage = "response"
+)
+
+// Error is a pipeline failure as the caller sees it: a JSON-RPC code, the
+// stage that failed and a message that is safe to show. Cause holds the
+// internal error (driver error, stack trace) for debug logs only; it never
+// reaches the wire.
+type Error struct {
+	Code    int
+	Stage   Stage
+	Message string
+	Cause   error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s: %s", e.Stage, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Fail builds a -32000 stage failure.
+func Fail(stage Stage, cause error, format string, args ...any) *Error {
+	return &Error{Code: CodeStageFailed, Stage: stage, Message: fmt.Sprintf(format, args...), Cause: cause}
+}
+
+// SafeError is implemented by errors whose message is safe to show to a
+// caller (connectors wrap driver errors in one, dropping hosts, users and
+// connection strings). Anything else is reported by stage only.
+type SafeError interface {
+	error
+	SafeMessage() string
+}
+
+// safeMessage returns what of err may be shown to the caller.
+func safeMessage(err error, fallback string) string {
+	var se SafeError
+	if errors.As(err, &se) {
+		return se.SafeMessage()
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.Message
+	}
+	return fallback
+}
+
+// PublicError is a ready-made SafeError: Public is shown, Cause is kept for
+// the debug log.
+type PublicError struct {
+	Public string
+	Cause  error
+}
+
+func (e *PublicError) Error() string {
+	if e.Cause != nil {
+		return e.Public + ": " + e.Cause.Error()
+	}
+	return e.Public
+}
+func (e *PublicError) SafeMessage() string { return e.Public }
+func (e *PublicError) Unwrap() error       { return e.Cause }
+
+// SafeText is what of err may be shown outside the process (callers, logs
+// at info): the SafeMessage of a SafeError, else fallback.
+func SafeText(err error, fallback string) string { return safeMessage(err, fallback) }

@@ -1,0 +1,119 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+)
+
+// ToolNamePattern is the strictest rule common MCP clients apply to tool
+// names; every name that leaves the gateway matches it.
+var ToolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// Tool is a compiled tool: what tools/list publishes and what tools/call
+// runs. The same model serves tools declared in the Caddyfile (Inputs set,
+// schema built from them) and tools discovered from a source (InputSchema
+// set verbatim, Inputs nil, results passed through).
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+
+	// Inputs are the declared inputs; nil for tools with a raw schema.
+	Inputs *InputSet
+	// InputSchema, when set, is published as is (proxied tools).
+	InputSchema json.RawMessage
+	// Annotations are the MCP behaviour hints.
+	Annotations Annotations
+
+	// Stage hooks; a nil hook is a stage that passes through unchanged.
+	Auth         Authorizer
+	InputMapper  Transformer
+	OutputMapper Transformer
+	// Executor runs the execution stage. Required.
+	Executor Executor
+	// Source names the origin for operators (connector or source name).
+	Source string
+}
+
+// Annotations are MCP tool annotations; nil means "not stated".
+type Annotations struct {
+	ReadOnly    *bool
+	Destructive *bool
+	Idempotent  *bool
+	OpenWorld   *bool
+}
+
+// Schema is the input schema published for the tool.
+func (t *Tool) Schema() json.RawMessage {
+	if len(t.InputSchema) > 0 {
+		return t.InputSchema
+	}
+	if t.Inputs == nil {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return t.Inputs.JSONSchema()
+}
+
+// Check reports configuration mistakes in a tool before it is served.
+func (t *Tool) Check() error {
+	if !ToolNamePattern.MatchString(t.Name) {
+		return fmt.Errorf("tool %q: name must match %s", t.Name, ToolNamePattern)
+	}
+	if t.Executor == nil {
+		return fmt.Errorf("tool %q: nothing to execute", t.Name)
+	}
+	return nil
+}
+
+// Executor runs the execution stage of a tool.
+type Executor interface {
+	Execute(ctx context.Context, call *Call) (*Result, error)
+}
+
+// Authorizer is the authentication stage of a tool: it returns the caller's
+// identity or an error that stops the call.
+type Authorizer interface {
+	Authorize(ctx context.Context, call *Call) (*Identity, error)
+}
+
+// Transformer is a mapper script: it receives the payload of DESIGN 2.1
+// ({inputs|results, tool, auth}) and returns the replacement value.
+type Transformer interface {
+	Transform(ctx context.Context, payload map[string]any) (any, error)
+}
+
+// Identity is who an auth provider says the caller is.
+type Identity struct {
+	Subject string
+	Claims  map[string]any
+}
+
+// RequestInfo is what the HTTP layer knows about the caller.
+type RequestInfo struct {
+	Header     http.Header
+	RemoteAddr string
+	TLS        *tls.ConnectionState
+	// ProtocolVersion is the MCP protocol version the client speaks.
+	ProtocolVersion string
+}
+
+// Call is one tools/call as it moves through the stages.
+type Call struct {
+	Tool     *Tool
+	Inputs   map[string]any
+	Identity *Identity
+	Request  *RequestInfo
+}
+
+// Result is what a tool produced. Value is encoded as the MCP text block and
+// structuredContent; Native, when set, is a complete MCP CallToolResult
+// (proxied MCP tools, handlers returning {content: [...]}) passed through
+// unchanged.
+type Result struct {
+	Value  any
+	Native json.RawMessage
+}
