@@ -1,0 +1,242 @@
+// Command bench is edgemcp's load driver. In one run it measures a DB-backed
+// tool served by the real Caddy module to real MCP sessions (mcp-go's
+// streamable HTTP client), and a direct pgx loop running the same query at
+// the same concurrency, then prints requests/s, p50/p99/max and the ratio.
+//
+//	go run ./bench -clients 32 -duration 10s
+//
+// The gateway runs in this process (caddy.Load of a Caddyfile, as
+// `caddy run` does) unless -url points at a running one.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	_ "github.com/edgemcp/edgemcp/caddymodule"
+)
+
+const query = "SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id = $1"
+
+func main() {
+	dsn := flag.String("pg", envOr("EDGEMCP_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "Postgres DSN")
+	clients := flag.Int("clients", 32, "concurrent clients (MCP sessions and pgx goroutines)")
+	duration := flag.Duration("duration", 10*time.Second, "measuring time per side")
+	rows := flag.Int("rows", 10000, "rows in the benchmark table")
+	readOnly := flag.Bool("read_only", false, "serve the tool from a read_only connector")
+	url := flag.String("url", "", "measure a running gateway's get-user tool instead of starting one")
+	flag.Parse()
+
+	ctx := context.Background()
+	db, err := pgxpool.New(ctx, *dsn)
+	check(err)
+	check(setup(ctx, db, *rows))
+
+	if *url == "" {
+		*url = startGateway(*dsn, *clients, *readOnly)
+		defer caddy.Stop()
+	}
+
+	fmt.Printf("edgemcp bench: %d clients, %s per side, %d rows, read_only=%v, GOMAXPROCS=%d\n",
+		*clients, *duration, *rows, *readOnly, runtime.GOMAXPROCS(0))
+
+	raw := runRaw(ctx, *dsn, *clients, *duration, *rows)
+	raw.print("direct pgx loop")
+	gw := runGateway(ctx, *url, *clients, *duration, *rows)
+	gw.print("edgemcp tools/call")
+	fmt.Printf("ratio: gateway/pgx = %.2f (target ≥ 0.25); slowest gateway call %s (target ≤ 100ms)\n",
+		gw.rps()/raw.rps(), gw.max())
+}
+
+func setup(ctx context.Context, db *pgxpool.Pool, rows int) error {
+	for _, s := range []string{
+		`CREATE SCHEMA IF NOT EXISTS edgemcp_bench`,
+		`DROP TABLE IF EXISTS edgemcp_bench.users`,
+		`CREATE TABLE edgemcp_bench.users (id int8 PRIMARY KEY, name text, email text, created_at timestamptz)`,
+		fmt.Sprintf(`INSERT INTO edgemcp_bench.users SELECT i, 'user ' || i, 'user' || i || '@example.com',
+			'2024-01-01'::timestamptz + i * interval '1 minute' FROM generate_series(1, %d) i`, rows),
+		`ANALYZE edgemcp_bench.users`,
+	} {
+		if _, err := db.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func startGateway(dsn string, clients int, readOnly bool) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	ro := ""
+	if readOnly {
+		ro = "read_only"
+	}
+	src := fmt.Sprintf(`{
+	admin off
+	persist_config off
+	log {
+		level ERROR
+	}
+}
+http://127.0.0.1:%d {
+	mcp /mcp {
+		connector main postgres %s {
+			max_conns %d
+			%s
+		}
+		tool get-user {
+			use main
+			statement "SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id = {{ inputs.id }}"
+			input id int required
+		}
+	}
+}`, port, dsn, clients, ro)
+	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), nil)
+	check(err)
+	check(caddy.Load(cfg, true))
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}
+
+// runRaw is the baseline: the same query straight through pgx.
+func runRaw(ctx context.Context, dsn string, clients int, d time.Duration, rows int) *stats {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	check(err)
+	cfg.MaxConns = int32(clients)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	check(err)
+	defer pool.Close()
+	return drive(clients, d, func(r *rand.Rand) error {
+		var (
+			id          int64
+			name, email string
+			created     time.Time
+		)
+		return pool.QueryRow(ctx, query, r.Int64N(int64(rows))+1).Scan(&id, &name, &email, &created)
+	})
+}
+
+// runGateway drives one MCP session per client.
+func runGateway(ctx context.Context, url string, clients int, d time.Duration, rows int) *stats {
+	sessions := make([]*client.Client, clients)
+	for i := range sessions {
+		c, err := client.NewStreamableHttpClient(url)
+		check(err)
+		check(c.Start(ctx))
+		init := mcp.InitializeRequest{}
+		init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+		init.Params.ClientInfo = mcp.Implementation{Name: "edgemcp-bench", Version: "1"}
+		_, err = c.Initialize(ctx, init)
+		check(err)
+		sessions[i] = c
+		defer c.Close()
+	}
+	var next sync.Mutex
+	n := 0
+	return drive(clients, d, func(r *rand.Rand) error {
+		next.Lock()
+		c := sessions[n%clients]
+		n++
+		next.Unlock()
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "get-user"
+		req.Params.Arguments = map[string]any{"id": r.Int64N(int64(rows)) + 1}
+		res, err := c.CallTool(ctx, req)
+		if err == nil && res.IsError {
+			err = fmt.Errorf("tool error")
+		}
+		return err
+	})
+}
+
+// drive runs fn from `workers` goroutines for d after a short warm-up and
+// records every latency.
+func drive(workers int, d time.Duration, fn func(*rand.Rand) error) *stats {
+	warm := time.Now().Add(time.Second)
+	stop := warm.Add(d)
+	all := make([][]time.Duration, workers)
+	errs := make([]int, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 42))
+			for {
+				start := time.Now()
+				if start.After(stop) {
+					return
+				}
+				err := fn(r)
+				if start.Before(warm) {
+					continue
+				}
+				if err != nil {
+					errs[w]++
+					continue
+				}
+				all[w] = append(all[w], time.Since(start))
+			}
+		}()
+	}
+	wg.Wait()
+	s := &stats{elapsed: d}
+	for w := range workers {
+		s.lat = append(s.lat, all[w]...)
+		s.errors += errs[w]
+	}
+	slices.Sort(s.lat)
+	return s
+}
+
+type stats struct {
+	lat     []time.Duration
+	errors  int
+	elapsed time.Duration
+}
+
+func (s *stats) rps() float64 { return float64(len(s.lat)) / s.elapsed.Seconds() }
+
+func (s *stats) pct(p float64) time.Duration {
+	if len(s.lat) == 0 {
+		return 0
+	}
+	return s.lat[min(len(s.lat)-1, int(float64(len(s.lat))*p))]
+}
+
+func (s *stats) max() time.Duration { return s.pct(1) }
+
+func (s *stats) print(name string) {
+	fmt.Printf("%-20s %8.0f req/s  p50 %-9s p99 %-9s max %-9s errors %d\n", name, s.rps(),
+		s.pct(0.50).Round(time.Microsecond), s.pct(0.99).Round(time.Microsecond), s.max().Round(time.Microsecond), s.errors)
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,329 @@
+package caddymodule
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/dustin/go-humanize"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("mcp", parseCaddyfile)
+	httpcaddyfile.RegisterDirectiveOrder("mcp", httpcaddyfile.Before, "reverse_proxy")
+}
+
+func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	m := new(Handler)
+	err := m.UnmarshalCaddyfile(h.Dispenser)
+	return m, err
+}
+
+// UnmarshalCaddyfile reads the mcp block (DESIGN section 1):
+//
+//	mcp [<matcher>] {
+//		name <server name>
+//		version <server version>
+//		error_mode jsonrpc|result
+//		scripts_dir <dir>
+//		max_body_size <size>
+//		session_idle_timeout <duration>
+//		connector <name> postgres|sqlite <dsn-or-path> { ... }
+//		tool <name> { ... }
+//	}
+//
+// Every error names the file and line (Dispenser.Errf does).
+func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		switch dir := d.Val(); dir {
+		case "name":
+			if err := oneArg(d, &h.ServerName); err != nil {
+				return err
+			}
+		case "version":
+			if err := oneArg(d, &h.ServerVersion); err != nil {
+				return err
+			}
+		case "scripts_dir":
+			if err := oneArg(d, &h.ScriptsDir); err != nil {
+				return err
+			}
+		case "error_mode":
+			if err := oneArg(d, &h.ErrorMode); err != nil {
+				return err
+			}
+			if h.ErrorMode != errorModeJSONRPC && h.ErrorMode != errorModeResult {
+				return d.Errf("error_mode must be %q or %q, got %q", errorModeJSONRPC, errorModeResult, h.ErrorMode)
+			}
+		case "max_body_size":
+			var s string
+			if err := oneArg(d, &s); err != nil {
+				return err
+			}
+			n, err := humanize.ParseBytes(s)
+			if err != nil || n == 0 {
+				return d.Errf("max_body_size: invalid size %q", s)
+			}
+			h.MaxBodySize = int64(n)
+		case "session_idle_timeout":
+			dur, err := durationArg(d)
+			if err != nil {
+				return err
+			}
+			h.SessionIdleTimeout = caddy.Duration(dur)
+		case "connector":
+			c, err := parseConnector(d)
+			if err != nil {
+				return err
+			}
+			for _, other := range h.Connectors {
+				if other.Name == c.Name {
+					return d.Errf("connector %q declared twice", c.Name)
+				}
+			}
+			h.Connectors = append(h.Connectors, c)
+		case "tool":
+			t, err := parseTool(d)
+			if err != nil {
+				return err
+			}
+			for _, other := range h.Tools {
+				if other.Name == t.Name {
+					return d.Errf("tool %q declared twice", t.Name)
+				}
+			}
+			h.Tools = append(h.Tools, t)
+		default:
+			return d.Errf("unrecognized mcp sub-directive %q", dir)
+		}
+	}
+	return nil
+}
+
+// parseConnector reads `connector <name> <type> <dsn> { ... }`.
+func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
+	var c ConnectorConfig
+	args := d.RemainingArgs()
+	if len(args) != 3 {
+		return c, d.Errf("usage: connector <name> postgres|sqlite <dsn-or-path> { ... }")
+	}
+	c.Name, c.Type, c.DSN = args[0], args[1], args[2]
+	if _, ok := connectorTypes[c.Type]; !ok {
+		return c, d.Errf("connector %q: unknown type %q (want %s)", c.Name, c.Type, knownConnectorTypes())
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch sub := d.Val(); sub {
+		case "max_conns":
+			var s string
+			if err := oneArg(d, &s); err != nil {
+				return c, err
+			}
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				return c, d.Errf("connector %q: max_conns must be a positive integer, got %q", c.Name, s)
+			}
+			c.MaxConns = n
+		case "read_only":
+			if d.NextArg() {
+				return c, d.ArgErr()
+			}
+			c.ReadOnly = true
+		case "statement_timeout":
+			dur, err := durationArg(d)
+			if err != nil {
+				return c, err
+			}
+			c.StatementTimeout = caddy.Duration(dur)
+		case "seed":
+			if c.Type != "sqlite" {
+				return c, d.Errf("connector %q: seed is only for sqlite connectors", c.Name)
+			}
+			if err := oneArg(d, &c.Seed); err != nil {
+				return c, err
+			}
+		default:
+			return c, d.Errf("connector %q: unrecognized sub-directive %q", c.Name, sub)
+		}
+	}
+	return c, nil
+}
+
+// parseTool reads `tool <name> { ... }`.
+func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
+	var t ToolConfig
+	if !d.NextArg() {
+		return t, d.Errf("usage: tool <name> { ... }")
+	}
+	t.Name = d.Val()
+	if d.NextArg() {
+		return t, d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch sub := d.Val(); sub {
+		case "description":
+			if err := oneArg(d, &t.Description); err != nil {
+				return t, err
+			}
+		case "title":
+			if err := oneArg(d, &t.Title); err != nil {
+				return t, err
+			}
+		case "use":
+			if err := oneArg(d, &t.Use); err != nil {
+				return t, err
+			}
+		case "statement":
+			if err := oneArg(d, &t.Statement); err != nil {
+				return t, err
+			}
+		case "input":
+			in, err := parseInput(d, t.Name)
+			if err != nil {
+				return t, err
+			}
+			for _, other := range t.Inputs {
+				if other.Name == in.Name {
+					return t, d.Errf("tool %q: input %q declared twice", t.Name, in.Name)
+				}
+			}
+			t.Inputs = append(t.Inputs, in)
+		case "annotations":
+			a, err := parseAnnotations(d)
+			if err != nil {
+				return t, err
+			}
+			t.Annotations = a
+		default:
+			return t, d.Errf("tool %q: unrecognized sub-directive %q", t.Name, sub)
+		}
+	}
+	if t.Use == "" {
+		return t, d.Errf("tool %q: missing 'use <connector>'", t.Name)
+	}
+	if strings.TrimSpace(t.Statement) == "" {
+		return t, d.Errf("tool %q: missing 'statement'", t.Name)
+	}
+	return t, nil
+}
+
+// parseInput reads
+// `input <name> <type> [required] [default <v>] [enum a|b|c] ["description"]`.
+func parseInput(d *caddyfile.Dispenser, tool string) (InputConfig, error) {
+	var in InputConfig
+	if !d.NextArg() {
+		return in, d.Errf("usage: input <name> <type> [required] [default <value>] [enum a|b|c] [\"description\"]")
+	}
+	in.Name = d.Val()
+	if !d.NextArg() {
+		return in, d.Errf("input %q: missing type", in.Name)
+	}
+	in.Type = d.Val()
+	described := false
+	for d.NextArg() {
+		switch d.Val() {
+		case "required":
+			in.Required = true
+		case "default":
+			if !d.NextArg() {
+				return in, d.Errf("input %q: default needs a value", in.Name)
+			}
+			v := d.Val()
+			in.Default = &v
+		case "enum":
+			if !d.NextArg() {
+				return in, d.Errf("input %q: enum needs values a|b|c", in.Name)
+			}
+			in.Enum = strings.Split(d.Val(), "|")
+		default:
+			if described {
+				return in, d.Errf("tool %q: input %q: unexpected %q (the description is already %q)", tool, in.Name, d.Val(), in.Description)
+			}
+			in.Description, described = d.Val(), true
+		}
+	}
+	if d.NextBlock(d.Nesting()) {
+		return in, d.Errf("input %q: takes no block", in.Name)
+	}
+	// Type, default and enum are checked here so that `caddy adapt` points
+	// at the line.
+	if _, err := pipeline.NewInput(inputSpec(in)); err != nil {
+		return in, d.Errf("tool %q: %v", tool, err)
+	}
+	return in, nil
+}
+
+// parseAnnotations reads `annotations { read_only [bool] destructive [bool]
+// idempotent [bool] open_world [bool] }`; a flag without a value is true.
+func parseAnnotations(d *caddyfile.Dispenser) (*AnnotationsConfig, error) {
+	a := new(AnnotationsConfig)
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var target **bool
+		sub := d.Val()
+		switch sub {
+		case "read_only":
+			target = &a.ReadOnly
+		case "destructive":
+			target = &a.Destructive
+		case "idempotent":
+			target = &a.Idempotent
+		case "open_world":
+			target = &a.OpenWorld
+		default:
+			return nil, d.Errf("annotations: unrecognized hint %q (want read_only, destructive, idempotent, open_world)", sub)
+		}
+		v := true
+		if d.NextArg() {
+			b, err := strconv.ParseBool(d.Val())
+			if err != nil {
+				return nil, d.Errf("annotations: %s wants true or false, got %q", sub, d.Val())
+			}
+			v = b
+		}
+		if d.NextArg() {
+			return nil, d.ArgErr()
+		}
+		*target = &v
+	}
+	return a, nil
+}
+
+func oneArg(d *caddyfile.Dispenser, dst *string) error {
+	dir := d.Val()
+	if !d.NextArg() {
+		return d.Errf("%s needs a value", dir)
+	}
+	*dst = d.Val()
+	if d.NextArg() {
+		return d.Errf("%s takes one value, got another: %q", dir, d.Val())
+	}
+	return nil
+}
+
+func durationArg(d *caddyfile.Dispenser) (time.Duration, error) {
+	dir := d.Val()
+	var s string
+	if err := oneArg(d, &s); err != nil {
+		return 0, err
+	}
+	dur, err := caddy.ParseDuration(s)
+	if err != nil || dur <= 0 {
+		return 0, d.Errf("%s: invalid duration %q", dir, s)
+	}
+	return dur, nil
+}
+
+// Interface guard.
+var _ caddyfile.Unmarshaler = (*Handler)(nil)

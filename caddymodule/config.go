@@ -1,0 +1,55 @@
+package caddymodule
+
+import "github.com/caddyserver/caddy/v2"
+
+// The JSON configuration of the mcp handler. The Caddyfile adapter produces
+// exactly this model, so `caddy adapt` output round-trips.
+
+// ConnectorConfig declares a named database connection.
+type ConnectorConfig struct {
+	Name string `json:"name"`
+	// Type is the backend: postgres or sqlite.
+	Type string `json:"type"`
+	// DSN is the connection string (postgres) or file path (sqlite).
+	// Caddy placeholders such as {env.DATABASE_URL} are expanded at provision.
+	DSN              string         `json:"dsn"`
+	MaxConns         int            `json:"max_conns,omitempty"`
+	ReadOnly         bool           `json:"read_only,omitempty"`
+	StatementTimeout caddy.Duration `json:"statement_timeout,omitempty"`
+	// Seed (sqlite) is an SQL file that creates the database file when it
+	// does not exist yet.
+	Seed string `json:"seed,omitempty"`
+}
+
+// ToolConfig declares one tool.
+type ToolConfig struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Use names the connector a DB-backed tool runs on.
+	Use string `json:"use,omitempty"`
+	// Statement is the SQL template (DESIGN 2.2).
+	Statement   string             `json:"statement,omitempty"`
+	Inputs      []InputConfig      `json:"inputs,omitempty"`
+	Annotations *AnnotationsConfig `json:"annotations,omitempty"`
+}
+
+// InputConfig declares one input of a tool.
+type InputConfig struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Required bool   `json:"required,omitempty"`
+	// Default is the literal as written: verbatim for strings and
+	// datetimes, JSON for the other types.
+	Default     *string  `json:"default,omitempty"`
+	Enum        []string `json:"enum,omitempty"`
+	Description string   `json:"description,omitempty"`
+}
+
+// AnnotationsConfig are the MCP behaviour hints of a tool.
+type AnnotationsConfig struct {
+	ReadOnly    *bool `json:"read_only,omitempty"`
+	Destructive *bool `json:"destructive,omitempty"`
+	Idempotent  *bool `json:"idempotent,omitempty"`
+	OpenWorld   *bool `json:"open_world,omitempty"`
+}

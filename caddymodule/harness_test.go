@@ -1,0 +1,256 @@
+package caddymodule
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// The end-to-end tests run the real Caddy in-process: a Caddyfile is
+// adapted with Caddy's own adapter and loaded with caddy.Load, exactly what
+// `caddy run` and the admin API's /load do; a second Load is a reload.
+
+// postgresURL is the test database (DESIGN 6): the environment's, else the
+// service on this machine's standard port.
+func postgresURL() string {
+	if u := os.Getenv("EDGEMCP_TEST_POSTGRES_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// testDB connects to the test Postgres or fails the test with the reason:
+// a missing service is a failure, never a skip.
+func testDB(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pool, err := pgxpool.New(ctx, postgresURL())
+	if err == nil {
+		err = pool.Ping(ctx)
+	}
+	if err != nil {
+		t.Fatalf("the test Postgres at EDGEMCP_TEST_POSTGRES_URL (default 127.0.0.1:5432/test) does not answer: %v\n"+
+			"run the tests with scripts/test.sh, which starts a private server when none runs", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+func execSQL(t testing.TB, db *pgxpool.Pool, sql string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// freePort returns a loopback port nobody listens on.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+var caddyMu sync.Mutex // one in-process Caddy at a time
+
+// gateway is a running Caddy serving one mcp endpoint.
+type gateway struct {
+	t    testing.TB
+	port int
+	URL  string // the MCP endpoint
+}
+
+// startGateway loads a Caddyfile whose site address is written as SITE
+// (replaced by http://127.0.0.1:<port>) and stops Caddy when the test ends.
+func startGateway(t testing.TB, caddyfile string) *gateway {
+	t.Helper()
+	caddyMu.Lock()
+	g := &gateway{t: t, port: freePort(t)}
+	g.URL = fmt.Sprintf("http://127.0.0.1:%d/mcp", g.port)
+	if err := g.load(caddyfile); err != nil {
+		caddyMu.Unlock()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = caddy.Stop()
+		caddyMu.Unlock()
+	})
+	return g
+}
+
+// load adapts and (re)loads a Caddyfile into the running process.
+func (g *gateway) load(caddyfile string) error {
+	src := "{\n\tadmin off\n\tpersist_config off\n\tlog default {\n\t\toutput discard\n\t}\n}\n" +
+		strings.ReplaceAll(caddyfile, "SITE", fmt.Sprintf("http://127.0.0.1:%d", g.port))
+	cfg, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), map[string]any{"filename": "Caddyfile"})
+	if err != nil {
+		return fmt.Errorf("adapt: %w", err)
+	}
+	for _, w := range warnings {
+		g.t.Logf("adapt warning: %s", w.String())
+	}
+	return caddy.Load(cfg, true)
+}
+
+// mcpClient opens an initialized mcp-go client session on the gateway.
+func (g *gateway) mcpClient(t testing.TB, opts ...transport.StreamableHTTPCOption) *client.Client {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(g.URL, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "edgemcp-test", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// rawSession speaks JSON-RPC over plain HTTP so tests can read exact error
+// codes (mcp-go's client folds -32000 into a plain error).
+type rawSession struct {
+	url     string
+	session string
+	version string
+	nextID  int
+}
+
+type rpcResponse struct {
+	Status int
+	ID     any             `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (g *gateway) rawSession(t testing.TB, version string) *rawSession {
+	t.Helper()
+	s := &rawSession{url: g.URL, version: version}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, version)
+	resp, hdr := s.post(t, body)
+	if resp.Error != nil {
+		t.Fatalf("initialize: %+v", resp.Error)
+	}
+	s.session = hdr.Get("Mcp-Session-Id")
+	s.post(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+func (s *rawSession) call(t testing.TB, tool string, args any) rpcResponse {
+	t.Helper()
+	s.nextID++
+	a, _ := json.Marshal(args)
+	resp, _ := s.post(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, s.nextID, tool, a))
+	return resp
+}
+
+func (s *rawSession) post(t testing.TB, body string) (rpcResponse, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.session != "" {
+		req.Header.Set("Mcp-Session-Id", s.session)
+	}
+	if s.version != "" && !strings.Contains(body, `"initialize"`) {
+		req.Header.Set("Mcp-Protocol-Version", s.version)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	out := rpcResponse{Status: res.StatusCode}
+	raw = bytes.TrimSpace(raw)
+	if bytes.HasPrefix(raw, []byte("event:")) || bytes.HasPrefix(raw, []byte("data:")) || bytes.HasPrefix(raw, []byte("id:")) {
+		// SSE: the last data line is the response.
+		for _, line := range strings.Split(string(raw), "\n") {
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				raw = []byte(d)
+			}
+		}
+	}
+	if len(raw) > 0 && raw[0] == '{' {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("response %q: %v", raw, err)
+		}
+	}
+	out.Status = res.StatusCode
+	return out, res.Header
+}
+
+// toolResult decodes a successful tools/call result.
+type toolResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent map[string]json.RawMessage `json:"structuredContent"`
+	IsError           bool                       `json:"isError"`
+}
+
+func (r rpcResponse) tool(t testing.TB) toolResult {
+	t.Helper()
+	if r.Error != nil {
+		t.Fatalf("unexpected error %d: %s", r.Error.Code, r.Error.Message)
+	}
+	var out toolResult
+	if err := json.Unmarshal(r.Result, &out); err != nil {
+		t.Fatalf("result %s: %v", r.Result, err)
+	}
+	return out
+}
+
+// rows decodes the text block of a DB tool's result.
+func (r toolResult) rows(t testing.TB) []map[string]any {
+	t.Helper()
+	if len(r.Content) != 1 || r.Content[0].Type != "text" {
+		t.Fatalf("want one text block, got %+v", r.Content)
+	}
+	var rows []map[string]any
+	dec := json.NewDecoder(strings.NewReader(r.Content[0].Text))
+	dec.UseNumber()
+	if err := dec.Decode(&rows); err != nil {
+		t.Fatalf("text block %q: %v", r.Content[0].Text, err)
+	}
+	return rows
+}
+
+func writeFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

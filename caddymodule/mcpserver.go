@@ -1,0 +1,145 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+const defaultSessionIdleTimeout = 30 * time.Minute
+
+// newMCPServer registers every tool of the engine with an mcp-go server and
+// wraps it in the streamable HTTP transport.
+func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.StreamableHTTPServer) {
+	srv := server.NewMCPServer(h.ServerName, h.ServerVersion,
+		server.WithToolCapabilities(false),
+		server.WithLogging(),
+		server.WithRecovery(),
+	)
+	entries := make([]server.ServerTool, 0, len(h.engine.Tools()))
+	for _, t := range h.engine.Tools() {
+		entries = append(entries, server.ServerTool{Tool: mcpTool(t), Handler: h.toolHandler(t.Name)})
+	}
+	srv.AddTools(entries...)
+
+	idle := time.Duration(h.SessionIdleTimeout)
+	if idle == 0 {
+		idle = defaultSessionIdleTimeout
+	}
+	streamable := server.NewStreamableHTTPServer(srv,
+		server.WithSessionIdleTTL(idle),
+		server.WithStreamableHTTPLogger(ctx.Slogger()),
+	)
+	return srv, streamable
+}
+
+// mcpTool is the tools/list entry of a compiled tool.
+func mcpTool(t *pipeline.Tool) mcp.Tool {
+	a := t.Annotations
+	return mcp.Tool{
+		Name:           t.Name,
+		Title:          t.Title,
+		Description:    t.Description,
+		RawInputSchema: t.Schema(),
+		Annotations: mcp.ToolAnnotation{
+			Title:           t.Title,
+			ReadOnlyHint:    a.ReadOnly,
+			DestructiveHint: a.Destructive,
+			IdempotentHint:  a.Idempotent,
+			OpenWorldHint:   a.OpenWorld,
+		},
+	}
+}
+
+// toolHandler runs the pipeline for one tool and shapes its outcome for the
+// wire. A pipeline failure is recorded on the request's call state, where
+// the response writer (wire.go) turns mcp-go's generic -32603 into the
+// documented code; in error_mode result it becomes an isError result.
+func (h *Handler) toolHandler(name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		st := callStateFrom(ctx)
+		args := req.GetArguments()
+		if st != nil && st.name == req.Params.Name && st.args != nil {
+			// Arguments decoded with UseNumber: integers beyond 2^53 stay exact.
+			args = st.args
+		}
+		info := &pipeline.RequestInfo{ProtocolVersion: protocolVersion(ctx, st)}
+		if st != nil {
+			info.Header, info.RemoteAddr, info.TLS = st.header, st.remoteAddr, st.tls
+		}
+		res, perr := h.engine.Call(ctx, name, args, info)
+		if perr != nil {
+			h.logCall(name, start, perr)
+			if h.ErrorMode == errorModeResult {
+				return mcp.NewToolResultError(perr.Error()), nil
+			}
+			if st != nil {
+				st.fail(perr)
+			}
+			return nil, perr
+		}
+		h.logCall(name, start, nil)
+		return encodeResult(res, info.ProtocolVersion)
+	}
+}
+
+func (h *Handler) logCall(tool string, start time.Time, perr *pipeline.Error) {
+	if perr == nil {
+		h.logger.Debug("tool call", zap.String("tool", tool), zap.Duration("duration", time.Since(start)), zap.String("outcome", "ok"))
+		return
+	}
+	fields := []zap.Field{zap.String("tool", tool), zap.Duration("duration", time.Since(start)),
+		zap.String("outcome", "error"), zap.String("stage", string(perr.Stage)), zap.Int("code", perr.Code),
+		zap.String("message", perr.Message)}
+	if perr.Cause != nil {
+		// The cause may hold driver detail or a stack: debug only.
+		fields = append(fields, zap.String("cause", perr.Cause.Error()))
+	}
+	h.logger.Debug("tool call", fields...)
+}
+
+// structuredSince is the first protocol version with structuredContent.
+const structuredSince = "2025-06-18"
+
+// encodeResult is the response stage (DESIGN 2.1 step 6): the result as JSON
+// in one text block, plus structuredContent {"results": ...} for clients
+// that understand it. A native MCP result is passed through unchanged.
+func encodeResult(res *pipeline.Result, version string) (*mcp.CallToolResult, error) {
+	if res.Native != nil {
+		var out mcp.CallToolResult
+		if err := json.Unmarshal(res.Native, &out); err != nil {
+			return nil, pipeline.Fail(pipeline.StageResponse, err, "tool returned an invalid MCP result")
+		}
+		return &out, nil
+	}
+	text, err := json.Marshal(res.Value)
+	if err != nil {
+		return nil, pipeline.Fail(pipeline.StageResponse, err, "result is not JSON-encodable")
+	}
+	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(text))}}
+	if version >= structuredSince {
+		out.StructuredContent = map[string]json.RawMessage{"results": text}
+	}
+	return out, nil
+}
+
+// protocolVersion is the client's MCP protocol version: the one negotiated
+// on this session, else the MCP-Protocol-Version header (a session that
+// began before a config reload is unknown to the new server).
+func protocolVersion(ctx context.Context, st *callState) string {
+	if v := server.RequestProtocolVersion(ctx); v != "" {
+		return v
+	}
+	if st != nil {
+		return st.header.Get("Mcp-Protocol-Version")
+	}
+	return ""
+}

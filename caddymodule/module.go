@@ -1,0 +1,168 @@
+// Package caddymodule is the Caddy glue of edgemcp: module registration,
+// Caddyfile parsing, provisioning of connectors and tools, and the HTTP
+// handler that serves MCP over streamable HTTP.
+package caddymodule
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+func init() {
+	caddy.RegisterModule(Handler{})
+}
+
+const (
+	errorModeJSONRPC = "jsonrpc"
+	errorModeResult  = "result"
+
+	defaultMaxBodySize = 1 << 20
+	defaultServerName  = "edgemcp"
+)
+
+// Version is the module version, the default serverInfo.version.
+var Version = "0.1.0"
+
+// Handler serves an MCP endpoint whose tools are declared in the config.
+type Handler struct {
+	// ServerName is serverInfo.name (default "edgemcp").
+	ServerName string `json:"name,omitempty"`
+	// ServerVersion is serverInfo.version (default: the module version).
+	ServerVersion string `json:"version,omitempty"`
+	// ErrorMode is "jsonrpc" (default: failures are JSON-RPC errors) or
+	// "result" (failures are tool results with isError: true).
+	ErrorMode string `json:"error_mode,omitempty"`
+	// ScriptsDir is where per-tool scripts are discovered.
+	ScriptsDir string `json:"scripts_dir,omitempty"`
+	// MaxBodySize bounds a request body in bytes (default 1 MiB).
+	MaxBodySize int64 `json:"max_body_size,omitempty"`
+	// SessionIdleTimeout forgets MCP sessions idle this long (default 30m).
+	SessionIdleTimeout caddy.Duration `json:"session_idle_timeout,omitempty"`
+
+	Connectors []ConnectorConfig `json:"connectors,omitempty"`
+	Tools      []ToolConfig      `json:"tools,omitempty"`
+
+	engine     *pipeline.Engine
+	mcp        *server.MCPServer
+	streamable *server.StreamableHTTPServer
+	poolKeys   []string
+	logger     *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.mcp",
+		New: func() caddy.Module { return new(Handler) },
+	}
+}
+
+// Provision opens (or reuses) the connectors, compiles every tool and
+// builds the MCP server. Anything wrong in the config fails here, before a
+// client sees it.
+func (h *Handler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	repl := caddy.NewReplacer()
+	if h.ServerName == "" {
+		h.ServerName = defaultServerName
+	}
+	if h.ServerVersion == "" {
+		h.ServerVersion = Version
+	}
+	if h.ErrorMode == "" {
+		h.ErrorMode = errorModeJSONRPC
+	}
+	if h.MaxBodySize == 0 {
+		h.MaxBodySize = defaultMaxBodySize
+	}
+
+	conns := make(map[string]connectorRef, len(h.Connectors))
+	for _, c := range h.Connectors {
+		if _, dup := conns[c.Name]; dup {
+			return fmt.Errorf("connector %q declared twice", c.Name)
+		}
+		expanded := c
+		expanded.DSN = repl.ReplaceKnown(c.DSN, "")
+		expanded.Seed = repl.ReplaceKnown(c.Seed, "")
+		if strings.TrimSpace(expanded.DSN) == "" {
+			return fmt.Errorf("connector %q: empty dsn (is the environment variable set?)", c.Name)
+		}
+		conn, key, err := acquireConnector(expanded)
+		if err != nil {
+			return err
+		}
+		h.poolKeys = append(h.poolKeys, key)
+		conns[c.Name] = connectorRef{config: c, conn: conn}
+	}
+
+	tools := make([]*pipeline.Tool, 0, len(h.Tools))
+	for _, tc := range h.Tools {
+		t, err := buildTool(tc, conns, repl, os.LookupEnv)
+		if err != nil {
+			return err
+		}
+		tools = append(tools, t)
+	}
+	engine, err := pipeline.NewEngine(tools)
+	if err != nil {
+		return err
+	}
+	h.engine = engine
+	h.mcp, h.streamable = h.newMCPServer(ctx)
+	h.logger.Debug("mcp endpoint provisioned", zap.Int("tools", len(tools)), zap.Int("connectors", len(conns)))
+	return nil
+}
+
+// Validate checks settings that have a fixed set of values.
+func (h *Handler) Validate() error {
+	if h.ErrorMode != errorModeJSONRPC && h.ErrorMode != errorModeResult {
+		return fmt.Errorf("error_mode must be %q or %q, got %q", errorModeJSONRPC, errorModeResult, h.ErrorMode)
+	}
+	if h.MaxBodySize < 0 {
+		return fmt.Errorf("max_body_size must be positive")
+	}
+	return nil
+}
+
+// Cleanup releases this config's share of the connector pools. Caddy runs it
+// after the next config is provisioned (pools whose settings did not change
+// survive) and also after a failed Provision.
+func (h *Handler) Cleanup() error {
+	if h.streamable != nil {
+		// Stops the idle-session sweeper and ends this config's GET streams;
+		// clients reconnect to the new config with the same session id.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = h.streamable.Shutdown(ctx)
+		cancel()
+	}
+	for _, key := range h.poolKeys {
+		releaseConnector(key)
+	}
+	h.poolKeys = nil
+	return nil
+}
+
+// ServeHTTP serves the MCP endpoint; it never calls next.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	h.serveMCP(w, r)
+	return nil
+}
+
+// Interface guards.
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.Validator             = (*Handler)(nil)
+	_ caddy.CleanerUpper          = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+)

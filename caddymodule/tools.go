@@ -1,0 +1,86 @@
+package caddymodule
+
+import (
+	"fmt"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
+)
+
+// connectorRef is a provisioned connector as tools see it.
+type connectorRef struct {
+	config ConnectorConfig
+	conn   pipeline.SQLConnector
+}
+
+// buildTool compiles a ToolConfig: inputs parsed and checked, statement
+// compiled to bound parameters for its connector's dialect.
+func buildTool(tc ToolConfig, conns map[string]connectorRef, repl *caddy.Replacer, lookupEnv func(string) (string, bool)) (*pipeline.Tool, error) {
+	t := &pipeline.Tool{
+		Name:        tc.Name,
+		Title:       repl.ReplaceKnown(tc.Title, ""),
+		Description: repl.ReplaceKnown(tc.Description, ""),
+	}
+	inputs, err := buildInputs(tc)
+	if err != nil {
+		return nil, err
+	}
+	t.Inputs = inputs
+	if a := tc.Annotations; a != nil {
+		t.Annotations = pipeline.Annotations{ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent, OpenWorld: a.OpenWorld}
+	}
+
+	if tc.Use == "" {
+		return nil, fmt.Errorf("tool %q: missing 'use <connector>'", tc.Name)
+	}
+	ref, ok := conns[tc.Use]
+	if !ok {
+		return nil, fmt.Errorf("tool %q: use %q: no connector of that name", tc.Name, tc.Use)
+	}
+	params := make(map[string]sqltemplate.Param, len(inputs.List()))
+	for _, in := range inputs.List() {
+		params[in.Name] = sqltemplate.Param{Enum: in.EnumText}
+	}
+	stmt, err := sqltemplate.Compile(repl.ReplaceKnown(tc.Statement, ""), sqltemplate.Options{
+		Dialect:   ref.conn.Dialect(),
+		Inputs:    params,
+		LookupEnv: lookupEnv,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: statement: %v", tc.Name, err)
+	}
+	t.Executor = &pipeline.DBExecutor{Connector: ref.conn, Statement: stmt}
+	t.Source = tc.Use
+	if ref.conn.ReadOnly() {
+		// The database refuses writes, so the hint is a fact.
+		yes := true
+		t.Annotations.ReadOnly = &yes
+	}
+	return t, nil
+}
+
+// buildInputs parses the declared inputs of a tool.
+func buildInputs(tc ToolConfig) (*pipeline.InputSet, error) {
+	list := make([]*pipeline.Input, 0, len(tc.Inputs))
+	for _, ic := range tc.Inputs {
+		in, err := pipeline.NewInput(inputSpec(ic))
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %v", tc.Name, err)
+		}
+		list = append(list, in)
+	}
+	set, err := pipeline.NewInputSet(list)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: %v", tc.Name, err)
+	}
+	return set, nil
+}
+
+func inputSpec(ic InputConfig) pipeline.InputSpec {
+	return pipeline.InputSpec{
+		Name: ic.Name, Type: ic.Type, Required: ic.Required,
+		Default: ic.Default, Enum: ic.Enum, Description: ic.Description,
+	}
+}

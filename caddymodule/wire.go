@@ -1,0 +1,207 @@
+package caddymodule
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// This file is the one place where edgemcp's error codes meet mcp-go.
+//
+// mcp-go answers an unknown tool with -32602 and turns any error returned by
+// a tool handler into -32603; no hook changes a code. DESIGN 2.5 wants -32601
+// and -32000. So the handler reads the (bounded) POST body itself, notes the
+// JSON-RPC id and tool name of a tools/call in the request context, and hands
+// mcp-go a response writer that rewrites the error of exactly that id with
+// the code and message the pipeline decided. A POST carries one JSON-RPC
+// message; a JSON response arrives in one Write, and so does each SSE event.
+
+// callState is what the HTTP layer knows about one tools/call.
+type callState struct {
+	id         any // the JSON-RPC id, decoded
+	name       string
+	args       map[string]any
+	header     http.Header
+	remoteAddr string
+	tls        *tls.ConnectionState
+
+	mu  sync.Mutex
+	err *pipeline.Error
+}
+
+func (s *callState) fail(e *pipeline.Error) {
+	s.mu.Lock()
+	s.err = e
+	s.mu.Unlock()
+}
+
+func (s *callState) failure() *pipeline.Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+type callStateKey struct{}
+
+func callStateFrom(ctx context.Context) *callState {
+	st, _ := ctx.Value(callStateKey{}).(*callState)
+	return st
+}
+
+// serveMCP bounds the body, notes a tools/call, and lets mcp-go's
+// streamable HTTP transport do the rest.
+func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
+	mw := &mcpWriter{inner: w}
+	if r.Method == http.MethodPost && r.Body != nil {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.MaxBodySize))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				writeJSONRPCError(w, http.StatusRequestEntityTooLarge, -32600, fmt.Sprintf("request body larger than %d bytes", h.MaxBodySize))
+				return
+			}
+			writeJSONRPCError(w, http.StatusBadRequest, -32700, "cannot read request body")
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if st := h.inspectCall(body, r); st != nil {
+			r = r.WithContext(context.WithValue(r.Context(), callStateKey{}, st))
+			mw.st = st
+		}
+	}
+	h.streamable.ServeHTTP(mw, r)
+}
+
+// inspectCall decodes a tools/call message; nil for anything else. An
+// unknown tool is marked failed at once: mcp-go will answer it with -32602,
+// which the writer turns into -32601.
+func (h *Handler) inspectCall(body []byte, r *http.Request) *callState {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" || len(msg.ID) == 0 {
+		return nil
+	}
+	st := &callState{name: msg.Params.Name, header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS}
+	_ = json.Unmarshal(msg.ID, &st.id)
+	if len(msg.Params.Arguments) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(msg.Params.Arguments))
+		dec.UseNumber()
+		var args map[string]any
+		if dec.Decode(&args) == nil {
+			st.args = args
+		}
+	}
+	if h.engine.Lookup(st.name) == nil {
+		st.fail(&pipeline.Error{Code: pipeline.CodeToolNotFound, Stage: pipeline.StageResolution,
+			Message: fmt.Sprintf("tool %q not found", st.name)})
+	}
+	return st
+}
+
+// mcpWriter is the response writer mcp-go gets. It implements http.Flusher
+// by flushing the inner writer through http.ResponseController (Caddy's
+// writers support FlushError/Unwrap but not http.Flusher, and mcp-go only
+// streams to an http.Flusher), keeps Unwrap for deadlines, and rewrites the
+// error of a failed tools/call.
+//
+// The HTTP status is left as mcp-go chose it. On protocol 2026-07-28 mcp-go
+// answers an unknown tool (its -32602) with 400; the spec's mapping would
+// make -32601 a 404, but clients read a 404 as "session terminated" (mcp-go's
+// does), so the body carries -32601 and the status stays 400.
+type mcpWriter struct {
+	inner http.ResponseWriter
+	st    *callState
+	done  bool // rewrite applied (only ever one)
+}
+
+func (m *mcpWriter) Header() http.Header         { return m.inner.Header() }
+func (m *mcpWriter) Unwrap() http.ResponseWriter { return m.inner }
+func (m *mcpWriter) WriteHeader(status int)      { m.inner.WriteHeader(status) }
+
+func (m *mcpWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if m.st != nil && !m.done {
+		if perr := m.st.failure(); perr != nil {
+			if out, ok := rewriteError(p, m.st.id, perr); ok {
+				p, m.done = out, true
+			}
+		}
+	}
+	if _, err := m.inner.Write(p); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+func (m *mcpWriter) Flush() {
+	_ = http.NewResponseController(m.inner).Flush()
+}
+
+// rewriteError replaces the error object of the JSON-RPC response with the
+// given id, in a JSON body or in one SSE event. Anything else is left alone.
+func rewriteError(p []byte, id any, perr *pipeline.Error) ([]byte, bool) {
+	const dataPrefix = "data: "
+	if bytes.HasPrefix(p, []byte("event:")) || bytes.HasPrefix(p, []byte("id:")) || bytes.HasPrefix(p, []byte(dataPrefix)) {
+		lines := bytes.Split(p, []byte("\n"))
+		for i, line := range lines {
+			if payload, ok := bytes.CutPrefix(line, []byte(dataPrefix)); ok {
+				if out, ok := rewriteJSON(payload, id, perr); ok {
+					lines[i] = append([]byte(dataPrefix), out...)
+					return bytes.Join(lines, []byte("\n")), true
+				}
+			}
+		}
+		return p, false
+	}
+	trimmed := bytes.TrimRight(p, "\n")
+	out, ok := rewriteJSON(trimmed, id, perr)
+	if !ok {
+		return p, false
+	}
+	return append(out, p[len(trimmed):]...), true
+}
+
+func rewriteJSON(p []byte, id any, perr *pipeline.Error) ([]byte, bool) {
+	var resp struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(p, &resp) != nil || len(resp.Error) == 0 {
+		return nil, false
+	}
+	var got any
+	if json.Unmarshal(resp.ID, &got) != nil || fmt.Sprint(got) != fmt.Sprint(id) {
+		return nil, false
+	}
+	out, err := json.Marshal(map[string]any{
+		"jsonrpc": resp.JSONRPC,
+		"id":      resp.ID,
+		"error":   map[string]any{"code": perr.Code, "message": perr.Error()},
+	})
+	return out, err == nil
+}
+
+// writeJSONRPCError answers a request mcp-go never saw.
+func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": code, "message": msg},
+	})
+}

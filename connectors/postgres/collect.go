@@ -1,0 +1,118 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// result is a statement's normalized rows plus the columns whose type was
+// unknown to pgx and to our cache: their values are kept as text until
+// finish has looked the types up.
+type result struct {
+	rows    *pipeline.Rows
+	pending []int // column indexes
+	fields  []pgconn.FieldDescription
+}
+
+// collect reads and normalizes every row, then closes rows. Decoders are
+// chosen once per column, not per value.
+func (c *Connector) collect(conn *pgx.Conn, rows pgx.Rows) (*result, error) {
+	defer rows.Close()
+	m := conn.TypeMap()
+	res := &result{rows: &pipeline.Rows{Values: [][]any{}}}
+	var decs []decodeFunc
+	setup := func() {
+		// pgconn reuses this slice for the connection's next statement
+		// (finish runs one): keep a copy.
+		res.fields = slices.Clone(rows.FieldDescriptions())
+		res.rows.Columns = make([]string, len(res.fields))
+		decs = make([]decodeFunc, len(res.fields))
+		for i, fd := range res.fields {
+			res.rows.Columns[i] = fd.Name
+			decs[i] = decoderFor(m, fd.DataTypeOID, fd.Format, c.ext.get)
+			if fd.Format == pgtype.TextFormatCode && c.needsLookup(m, fd.DataTypeOID) {
+				res.pending = append(res.pending, i)
+			}
+		}
+	}
+	for rows.Next() {
+		if decs == nil {
+			setup()
+		}
+		raw := rows.RawValues()
+		vals := make([]any, len(raw))
+		for i, b := range raw {
+			if b == nil {
+				continue // NULL
+			}
+			v, err := decs[i](b)
+			if err != nil {
+				return nil, &pipeline.PublicError{
+					Public: fmt.Sprintf("cannot decode column %q (type oid %d)", res.rows.Columns[i], res.fields[i].DataTypeOID),
+					Cause:  err,
+				}
+			}
+			vals[i] = v
+		}
+		res.rows.Values = append(res.rows.Values, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if decs == nil {
+		setup() // no rows: the columns are still known
+	}
+	return res, nil
+}
+
+// needsLookup reports whether values of oid came as text with no way yet to
+// tell whether they are arrays: a type neither pgx nor our cache knows.
+func (c *Connector) needsLookup(m *pgtype.Map, oid uint32) bool {
+	if _, ok := m.TypeForOID(oid); ok {
+		return false
+	}
+	_, ok := c.ext.get(oid)
+	return !ok
+}
+
+// finish resolves the pending columns' types on conn (free again once the
+// rows are read) and re-decodes the values of those that are arrays.
+func (c *Connector) finish(ctx context.Context, conn *pgx.Conn, res *result) error {
+	if len(res.pending) == 0 {
+		return nil
+	}
+	oids := make([]uint32, len(res.pending))
+	for i, col := range res.pending {
+		oids[i] = res.fields[col].DataTypeOID
+	}
+	c.ext.resolve(ctx, conn, oids)
+	m := conn.TypeMap()
+	for _, col := range res.pending {
+		t, ok := c.ext.get(res.fields[col].DataTypeOID)
+		if !ok || !t.isArray {
+			continue
+		}
+		dec := decoderFor(m, res.fields[col].DataTypeOID, pgtype.TextFormatCode, c.ext.get)
+		for _, row := range res.rows.Values {
+			s, ok := row[col].(string)
+			if !ok {
+				continue
+			}
+			v, err := dec([]byte(s))
+			if err != nil {
+				return &pipeline.PublicError{
+					Public: fmt.Sprintf("cannot decode column %q (type oid %d)", res.rows.Columns[col], res.fields[col].DataTypeOID),
+					Cause:  err,
+				}
+			}
+			row[col] = v
+		}
+	}
+	return nil
+}

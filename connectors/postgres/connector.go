@@ -1,0 +1,82 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Connector runs statements on a pgx pool. It is safe for concurrent use.
+type Connector struct {
+	pool     *pgxpool.Pool
+	readOnly bool
+	ext      extTypes
+}
+
+// Close closes the pool, waiting for acquired connections to be released.
+func (c *Connector) Close() { c.pool.Close() }
+
+// Pool exposes the pool for statistics (Stat) and health checks.
+func (c *Connector) Pool() *pgxpool.Pool { return c.pool }
+
+// Dialect is PostgreSQL's: $n parameters.
+func (c *Connector) Dialect() sqltemplate.Dialect { return sqltemplate.Postgres }
+
+// ReadOnly reports whether statements run in READ ONLY transactions.
+func (c *Connector) ReadOnly() bool { return c.readOnly }
+
+// Query runs one statement with bound args and returns normalized rows.
+// Canceling ctx cancels the statement on the server. Errors are
+// *pipeline.PublicError.
+func (c *Connector) Query(ctx context.Context, sql string, args []any) (*pipeline.Rows, error) {
+	bound := bindArgs(args)
+	rows, err := c.query(ctx, sql, bound)
+	if err != nil && isStalePlan(err) && ctx.Err() == nil {
+		// pgx has dropped the stale cached statement; the failed attempt
+		// was rejected before running, so one retry is safe.
+		rows, err = c.query(ctx, sql, bound)
+	}
+	if err != nil {
+		return nil, publicError(ctx, err)
+	}
+	return rows, nil
+}
+
+func (c *Connector) query(ctx context.Context, sql string, args []any) (*pipeline.Rows, error) {
+	pc, err := c.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer pc.Release()
+	conn := pc.Conn()
+
+	var res *result
+	if c.readOnly {
+		res, err = c.queryReadOnly(ctx, conn, sql, args)
+	} else {
+		rows, qerr := conn.Query(ctx, sql, args...)
+		if qerr != nil {
+			return nil, qerr
+		}
+		res, err = c.collect(conn, rows)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := c.finish(ctx, conn, res); err != nil {
+		return nil, err
+	}
+	return res.rows, nil
+}
+
+// isStalePlan recognizes the error PostgreSQL gives when a cached prepared
+// statement's result type changed under it (ALTER TABLE, a recreated view).
+func isStalePlan(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "0A000" &&
+		pgErr.Message == "cached plan must not change result type"
+}

@@ -1,0 +1,60 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
+)
+
+// Connector runs statements on a database/sql pool of SQLite connections.
+// It is safe for concurrent use.
+type Connector struct {
+	db       *sql.DB
+	readOnly bool
+	timeout  time.Duration
+	path     string // only to scrub it from error messages
+}
+
+// errStatementTimeout is the cause of a context ended by StatementTimeout,
+// telling it apart from the caller's own deadline.
+var errStatementTimeout = errors.New("statement timeout")
+
+// Close closes the pool.
+func (c *Connector) Close() { _ = c.db.Close() }
+
+// DB exposes the pool for statistics (Stats).
+func (c *Connector) DB() *sql.DB { return c.db }
+
+// Dialect is SQLite's: ? parameters.
+func (c *Connector) Dialect() sqltemplate.Dialect { return sqltemplate.SQLite }
+
+// ReadOnly reports whether the database was opened read-only.
+func (c *Connector) ReadOnly() bool { return c.readOnly }
+
+// Query runs one statement with bound args and returns normalized rows.
+// Canceling ctx interrupts the statement. Errors are *pipeline.PublicError.
+func (c *Connector) Query(ctx context.Context, query string, args []any) (*pipeline.Rows, error) {
+	qctx := ctx
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		qctx, cancel = context.WithTimeoutCause(ctx, c.timeout, errStatementTimeout)
+		defer cancel()
+	}
+	bound, err := bindArgs(args)
+	if err != nil {
+		return nil, &pipeline.PublicError{Public: "cannot bind arguments", Cause: err}
+	}
+	rows, err := c.db.QueryContext(qctx, query, bound...)
+	if err != nil {
+		return nil, c.publicError(ctx, qctx, err)
+	}
+	res, err := collect(rows)
+	if err != nil {
+		return nil, c.publicError(ctx, qctx, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,132 @@
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// kind is what a column's declared type tells about its values.
+type kind int
+
+const (
+	kindPlain kind = iota
+	kindBool       // BOOLEAN, BOOL
+	kindDate       // DATE
+	kindTime       // DATETIME, TIMESTAMP
+	kindJSON       // JSON
+)
+
+// kindOf classifies a declared type, as modernc reports it (upper case,
+// with any "(n)" size).
+func kindOf(decl string) kind {
+	base, _, _ := strings.Cut(decl, "(")
+	switch strings.TrimSpace(base) {
+	case "BOOLEAN", "BOOL":
+		return kindBool
+	case "DATE":
+		return kindDate
+	case "DATETIME", "TIMESTAMP":
+		return kindTime
+	case "JSON":
+		return kindJSON
+	}
+	return kindPlain
+}
+
+// collect reads every row, normalized, and closes rows.
+func collect(rows *sql.Rows) (*pipeline.Rows, error) {
+	defer rows.Close()
+	cols, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	res := &pipeline.Rows{Columns: make([]string, len(cols)), Values: [][]any{}}
+	kinds := make([]kind, len(cols))
+	for i, ct := range cols {
+		res.Columns[i] = ct.Name()
+		kinds[i] = kindOf(ct.DatabaseTypeName())
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		// Scanning into *any copies []byte values out of the driver.
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		row := make([]any, len(cols))
+		for i, v := range vals {
+			row[i] = normalize(kinds[i], v)
+			vals[i] = nil
+		}
+		res.Values = append(res.Values, row)
+	}
+	return res, rows.Err()
+}
+
+// maxSafeInt is 2^53, the largest integer every JSON client reads exactly.
+const maxSafeInt = 1 << 53
+
+// normalize turns one driver value (int64, float64, string, []byte,
+// time.Time or nil) into a JSON-ready value.
+func normalize(k kind, v any) any {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case int64:
+		if k == kindBool {
+			return v != 0
+		}
+		if v > maxSafeInt || v < -maxSafeInt {
+			return strconv.FormatInt(v, 10)
+		}
+		return v
+	case float64:
+		switch {
+		case math.IsInf(v, 1):
+			return "Infinity"
+		case math.IsInf(v, -1):
+			return "-Infinity"
+		case math.IsNaN(v): // SQLite stores NaN as NULL; kept for safety
+			return "NaN"
+		}
+		return v
+	case string:
+		if k == kindJSON && json.Valid([]byte(v)) {
+			return json.RawMessage(v)
+		}
+		// Includes text in a DATE/DATETIME column that modernc could not
+		// parse as a time: it stays as written.
+		return v
+	case []byte:
+		if k == kindJSON && json.Valid(v) {
+			return json.RawMessage(v)
+		}
+		return base64.StdEncoding.EncodeToString(v)
+	case time.Time:
+		return timeValue(k, v)
+	case bool: // not produced by modernc today; cheap to accept
+		return v
+	}
+	return fmt.Sprint(v)
+}
+
+// timeValue formats a time as RFC 3339 in UTC; a DATE column's midnight
+// value as the bare date, as PostgreSQL's date type is returned.
+func timeValue(k kind, t time.Time) string {
+	t = t.UTC()
+	if k == kindDate && t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && t.Nanosecond() == 0 {
+		return t.Format(time.DateOnly)
+	}
+	return t.Format(time.RFC3339Nano)
+}
