@@ -34,6 +34,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		scripts_dir <dir>
 //		max_body_size <size>
 //		session_idle_timeout <duration>
+//		allowed_origins <origin...>
 //		connector <name> postgres|sqlite <dsn-or-path> { ... }
 //		tool <name> { ... }
 //	}
@@ -81,6 +82,17 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			h.SessionIdleTimeout = caddy.Duration(dur)
+		case "allowed_origins":
+			origins := d.RemainingArgs()
+			if len(origins) == 0 {
+				return d.Errf("allowed_origins needs at least one origin (scheme://host[:port] or *)")
+			}
+			for _, o := range origins {
+				if err := checkOrigin(o); err != nil {
+					return d.Errf("%v", err)
+				}
+			}
+			h.AllowedOrigins = append(h.AllowedOrigins, origins...)
 		case "connector":
 			c, err := parseConnector(d)
 			if err != nil {
@@ -206,6 +218,9 @@ func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
 		default:
 			return t, d.Errf("tool %q: unrecognized sub-directive %q", t.Name, sub)
 		}
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		return t, d.Errf("tool %q: missing 'description' (the model reads it to decide when to call the tool)", t.Name)
 	}
 	if t.Use == "" {
 		return t, d.Errf("tool %q: missing 'use <connector>'", t.Name)

@@ -64,19 +64,23 @@ func e2eCaddyfile(t testing.TB, extra string) string {
 			input n int default 10
 		}
 		tool broken {
+			description "Queries a table that does not exist"
 			use main
 			statement "SELECT * FROM edgemcp_e2e.no_such_table"
 		}
 		tool sneaky-write {
+			description "A write hidden in a CTE"
 			use main
 			statement "WITH x AS (INSERT INTO edgemcp_e2e.users VALUES (77, 'x', 'x', now(), 0, null) RETURNING id) SELECT id FROM x"
 		}
 		tool slow {
+			description "Sleeps"
 			use main
 			statement "SELECT pg_sleep({{ inputs.seconds }}) AS slept"
 			input seconds float required
 		}
 		tool customer {
+			description "A customer of the demo database"
 			use lite
 			statement "SELECT id, name, created_at FROM customers WHERE id = {{ inputs.id }}"
 			input id int required
@@ -329,5 +333,42 @@ func TestEndToEndToolsListSchema(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("missing from tools/list: %v", want)
+	}
+}
+
+// TestEndToEndOriginAndHost: browsers' cross-site requests and DNS
+// rebinding (a foreign Host on the loopback listener) are refused.
+func TestEndToEndOriginAndHost(t *testing.T) {
+	e2eSchema(t)
+	g := startGateway(t, e2eCaddyfile(t, "allowed_origins https://app.example.com"))
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"o","version":"1"}}}`
+	for _, tt := range []struct {
+		name, host, origin string
+		status             int
+	}{
+		{"no origin", "", "", 200},
+		{"same origin", "", fmt.Sprintf("http://127.0.0.1:%d", g.port), 200},
+		{"allowed origin", "", "https://app.example.com", 200},
+		{"foreign origin", "", "https://evil.example.com", 403},
+		{"rebinding host", "evil.example.com", "http://evil.example.com", 403},
+		{"localhost host", fmt.Sprintf("localhost:%d", g.port), "", 200},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, g.URL, strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if tt.origin != "" {
+			req.Header.Set("Origin", tt.origin)
+		}
+		if tt.host != "" {
+			req.Host = tt.host
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != tt.status {
+			t.Errorf("%s: status %d, want %d", tt.name, res.StatusCode, tt.status)
+		}
 	}
 }

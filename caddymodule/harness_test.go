@@ -102,7 +102,10 @@ func startGateway(t testing.TB, caddyfile string) *gateway {
 // load adapts and (re)loads a Caddyfile into the running process.
 func (g *gateway) load(caddyfile string) error {
 	src := "{\n\tadmin off\n\tpersist_config off\n\tlog default {\n\t\toutput discard\n\t}\n}\n" +
-		strings.ReplaceAll(caddyfile, "SITE", fmt.Sprintf("http://127.0.0.1:%d", g.port))
+		// No host matcher: every Host reaches the handler (a site address
+		// with a host would answer other hosts with Caddy's empty 200), and
+		// the listener is loopback only.
+		strings.ReplaceAll(caddyfile, "SITE {", fmt.Sprintf("http://:%d {\n\tbind 127.0.0.1\n", g.port))
 	cfg, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), map[string]any{"filename": "Caddyfile"})
 	if err != nil {
 		return fmt.Errorf("adapt: %w", err)

@@ -62,26 +62,31 @@ func TestInjectionCorpus(t *testing.T) {
 			seed %s
 		}
 		tool pg-exact {
+			description "injection probe"
 			use pg
 			statement "SELECT id, name FROM edgemcp_inj.items WHERE name = {{ inputs.name }} ORDER BY id"
 			input name string required
 		}
 		tool pg-contains {
+			description "injection probe"
 			use pg
 			statement "SELECT id, name FROM edgemcp_inj.items WHERE strpos(name, {{ inputs.name }}) > 0 ORDER BY id"
 			input name string required
 		}
 		tool pg-by-id {
+			description "injection probe"
 			use pg
 			statement "SELECT id FROM edgemcp_inj.items WHERE id = {{ inputs.id }}"
 			input id int required
 		}
 		tool lite-exact {
+			description "injection probe"
 			use lite
 			statement "SELECT id, name FROM items WHERE name = {{ inputs.name }} ORDER BY id"
 			input name string required
 		}
 		tool lite-contains {
+			description "injection probe"
 			use lite
 			statement "SELECT id, name FROM items WHERE instr(name, {{ inputs.name }}) > 0 ORDER BY id"
 			input name string required

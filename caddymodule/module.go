@@ -49,6 +49,10 @@ type Handler struct {
 	MaxBodySize int64 `json:"max_body_size,omitempty"`
 	// SessionIdleTimeout forgets MCP sessions idle this long (default 30m).
 	SessionIdleTimeout caddy.Duration `json:"session_idle_timeout,omitempty"`
+	// AllowedOrigins lists the browser origins (scheme://host[:port], or
+	// "*") allowed besides the endpoint's own. A request with any other
+	// Origin header is refused with 403 (MCP's Origin validation).
+	AllowedOrigins []string `json:"allowed_origins,omitempty"`
 
 	Connectors []ConnectorConfig `json:"connectors,omitempty"`
 	Tools      []ToolConfig      `json:"tools,omitempty"`
@@ -131,6 +135,11 @@ func (h *Handler) Validate() error {
 	}
 	if h.MaxBodySize < 0 {
 		return fmt.Errorf("max_body_size must be positive")
+	}
+	for _, o := range h.AllowedOrigins {
+		if err := checkOrigin(o); err != nil {
+			return err
+		}
 	}
 	return nil
 }

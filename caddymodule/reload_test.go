@@ -45,6 +45,7 @@ func TestReloadKeepsSessionsAndPools(t *testing.T) {
 	}
 
 	after := strings.Replace(before, "tool broken {", `tool count-users {
+			description "Counts users"
 			use main
 			statement "SELECT count(*) AS n FROM edgemcp_e2e.users"
 		}

@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 
@@ -22,6 +23,9 @@ func buildTool(tc ToolConfig, conns map[string]connectorRef, repl *caddy.Replace
 		Name:        tc.Name,
 		Title:       repl.ReplaceKnown(tc.Title, ""),
 		Description: repl.ReplaceKnown(tc.Description, ""),
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		return nil, fmt.Errorf("tool %q: missing description (the model reads it to decide when to call the tool)", tc.Name)
 	}
 	inputs, err := buildInputs(tc)
 	if err != nil {

@@ -59,6 +59,10 @@ func callStateFrom(ctx context.Context) *callState {
 // serveMCP bounds the body, notes a tools/call, and lets mcp-go's
 // streamable HTTP transport do the rest.
 func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if !h.originAllowed(r) {
+		http.Error(w, "Forbidden: origin not allowed", http.StatusForbidden)
+		return
+	}
 	mw := &mcpWriter{inner: w}
 	if r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.MaxBodySize))
