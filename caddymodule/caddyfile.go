@@ -150,6 +150,16 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 				return c, d.ArgErr()
 			}
 			c.ReadOnly = true
+		case "max_rows":
+			var s string
+			if err := oneArg(d, &s); err != nil {
+				return c, err
+			}
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				return c, d.Errf("connector %q: max_rows must be a positive integer, got %q", c.Name, s)
+			}
+			c.MaxRows = n
 		case "statement_timeout":
 			dur, err := durationArg(d)
 			if err != nil {

@@ -16,6 +16,9 @@ type ConnectorConfig struct {
 	MaxConns         int            `json:"max_conns,omitempty"`
 	ReadOnly         bool           `json:"read_only,omitempty"`
 	StatementTimeout caddy.Duration `json:"statement_timeout,omitempty"`
+	// MaxRows caps the rows of one result (default 10000); a statement
+	// returning more fails instead of exhausting memory.
+	MaxRows int `json:"max_rows,omitempty"`
 	// Seed (sqlite) is an SQL file that creates the database file when it
 	// does not exist yet.
 	Seed string `json:"seed,omitempty"`

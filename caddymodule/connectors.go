@@ -34,6 +34,7 @@ var connectorTypes = map[string]opener{
 			MaxConns:         int32(c.MaxConns),
 			ReadOnly:         c.ReadOnly,
 			StatementTimeout: time.Duration(c.StatementTimeout),
+			MaxRows:          c.MaxRows,
 		})
 		if err != nil {
 			return nil, nil, err
@@ -47,6 +48,7 @@ var connectorTypes = map[string]opener{
 			MaxConns:         c.MaxConns,
 			StatementTimeout: time.Duration(c.StatementTimeout),
 			Seed:             c.Seed,
+			MaxRows:          c.MaxRows,
 		})
 		if err != nil {
 			return nil, nil, err
@@ -78,7 +80,7 @@ func (s *sharedConnector) Destruct() error {
 // poolKey identifies a pool by everything that shapes it. It holds the DSN
 // (with any password) and so must never be logged.
 func poolKey(c ConnectorConfig) string {
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%t\x00%d\x00%s", c.Type, c.DSN, c.MaxConns, c.ReadOnly, c.StatementTimeout, c.Seed)
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%t\x00%d\x00%s\x00%d", c.Type, c.DSN, c.MaxConns, c.ReadOnly, c.StatementTimeout, c.Seed, c.MaxRows)
 }
 
 // acquireConnector returns the shared pool for c, opening it if no config

@@ -372,3 +372,42 @@ func TestEndToEndOriginAndHost(t *testing.T) {
 		}
 	}
 }
+
+// TestEndToEndMaxRows: a statement returning more rows than max_rows fails
+// cleanly instead of buffering an unbounded result.
+func TestEndToEndMaxRows(t *testing.T) {
+	seed, _ := filepath.Abs("../examples/data/demo.sql")
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		connector lite sqlite %s {
+			seed %s
+			max_rows 3
+		}
+		connector pg postgres %s {
+			max_rows 3
+		}
+		tool customers {
+			description "All customers"
+			use lite
+			statement "SELECT id FROM customers ORDER BY id LIMIT {{ inputs.n }}"
+			input n int required
+		}
+		tool series {
+			description "A series"
+			use pg
+			statement "SELECT generate_series(1, {{ inputs.n }}) AS i"
+			input n int required
+		}
+	}
+}`, filepath.Join(t.TempDir(), "demo.db"), seed, postgresURL()))
+	s := g.rawSession(t, "2025-11-25")
+	for _, tool := range []string{"customers", "series"} {
+		if rows := s.call(t, tool, map[string]any{"n": 3}).tool(t).rows(t); len(rows) != 3 {
+			t.Fatalf("%s: %d rows at the limit", tool, len(rows))
+		}
+		r := s.call(t, tool, map[string]any{"n": 4})
+		if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "more than 3 rows (max_rows)") {
+			t.Fatalf("%s over max_rows: %+v", tool, r.Error)
+		}
+	}
+}

@@ -131,8 +131,14 @@ func (g *gateway) mcpClient(t testing.TB, opts ...transport.StreamableHTTPCOptio
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	req.Params.ClientInfo = mcp.Implementation{Name: "edgemcp-test", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
+	res, err := c.Initialize(ctx, req)
+	if err != nil {
 		t.Fatalf("initialize: %v", err)
+	}
+	// mcp-go's latest is the stateless 2026-07-28 core: the gateway must
+	// negotiate it, not fall back.
+	if res.ProtocolVersion != mcp.LATEST_PROTOCOL_VERSION {
+		t.Fatalf("negotiated %s, want %s", res.ProtocolVersion, mcp.LATEST_PROTOCOL_VERSION)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 )
 
 // Rows is a query result in column order. Connectors fill Values with
@@ -66,4 +67,14 @@ func (r *Rows) Maps() []map[string]any {
 		out[i] = m
 	}
 	return out
+}
+
+// DefaultMaxRows bounds a result when a connector sets no max_rows: a
+// statement that forgot its LIMIT must not exhaust the gateway's memory.
+const DefaultMaxRows = 10000
+
+// TooManyRows is the error a connector returns when a statement yields more
+// rows than its max_rows allows.
+func TooManyRows(max int) error {
+	return &PublicError{Public: fmt.Sprintf("the statement returned more than %d rows (max_rows); add a LIMIT or raise max_rows", max)}
 }

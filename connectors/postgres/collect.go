@@ -45,6 +45,9 @@ func (c *Connector) collect(conn *pgx.Conn, rows pgx.Rows) (*result, error) {
 		if decs == nil {
 			setup()
 		}
+		if len(res.rows.Values) == c.maxRows {
+			return nil, pipeline.TooManyRows(c.maxRows)
+		}
 		raw := rows.RawValues()
 		vals := make([]any, len(raw))
 		for i, b := range raw {

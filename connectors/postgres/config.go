@@ -24,6 +24,8 @@ type Config struct {
 	// StatementTimeout is set as the session's statement_timeout; 0 keeps
 	// the server's (or the DSN's).
 	StatementTimeout time.Duration
+	// MaxRows caps the rows of one result; 0 means pipeline.DefaultMaxRows.
+	MaxRows int
 }
 
 // applicationName identifies our sessions in pg_stat_activity unless the
@@ -86,5 +88,9 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, &pipeline.PublicError{Public: msgUnavailable, Cause: err}
 	}
-	return &Connector{pool: pool, readOnly: cfg.ReadOnly}, nil
+	maxRows := cfg.MaxRows
+	if maxRows <= 0 {
+		maxRows = pipeline.DefaultMaxRows
+	}
+	return &Connector{pool: pool, readOnly: cfg.ReadOnly, maxRows: maxRows}, nil
 }

@@ -14,6 +14,7 @@ import (
 type Connector struct {
 	pool     *pgxpool.Pool
 	readOnly bool
+	maxRows  int
 	ext      extTypes
 }
 

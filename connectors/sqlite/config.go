@@ -29,6 +29,8 @@ type Config struct {
 	// Seed is a .sql script run once to create the database when the file
 	// does not exist yet.
 	Seed string
+	// MaxRows caps the rows of one result; 0 means pipeline.DefaultMaxRows.
+	MaxRows int
 }
 
 const (
@@ -72,7 +74,10 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n) // database/sql keeps only 2 by default: reopening costs a page cache
 
-	c := &Connector{db: db, readOnly: cfg.ReadOnly, timeout: cfg.StatementTimeout, path: cfg.Path}
+	c := &Connector{db: db, readOnly: cfg.ReadOnly, timeout: cfg.StatementTimeout, path: cfg.Path, maxRows: cfg.MaxRows}
+	if c.maxRows <= 0 {
+		c.maxRows = pipeline.DefaultMaxRows
+	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, &pipeline.PublicError{Public: "sqlite: cannot open database: " + c.scrub(err.Error()), Cause: err}

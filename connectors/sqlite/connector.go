@@ -17,6 +17,7 @@ type Connector struct {
 	readOnly bool
 	timeout  time.Duration
 	path     string // only to scrub it from error messages
+	maxRows  int
 }
 
 // errStatementTimeout is the cause of a context ended by StatementTimeout,
@@ -52,7 +53,7 @@ func (c *Connector) Query(ctx context.Context, query string, args []any) (*pipel
 	if err != nil {
 		return nil, c.publicError(ctx, qctx, err)
 	}
-	res, err := collect(rows)
+	res, err := collect(rows, c.maxRows)
 	if err != nil {
 		return nil, c.publicError(ctx, qctx, err)
 	}

@@ -42,7 +42,7 @@ func kindOf(decl string) kind {
 }
 
 // collect reads every row, normalized, and closes rows.
-func collect(rows *sql.Rows) (*pipeline.Rows, error) {
+func collect(rows *sql.Rows, maxRows int) (*pipeline.Rows, error) {
 	defer rows.Close()
 	cols, err := rows.ColumnTypes()
 	if err != nil {
@@ -60,6 +60,9 @@ func collect(rows *sql.Rows) (*pipeline.Rows, error) {
 		ptrs[i] = &vals[i]
 	}
 	for rows.Next() {
+		if len(res.Values) == maxRows {
+			return nil, pipeline.TooManyRows(maxRows)
+		}
 		// Scanning into *any copies []byte values out of the driver.
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
