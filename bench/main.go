@@ -109,6 +109,7 @@ http://127.0.0.1:%d {
 			%s
 		}
 		tool get-user {
+			description "Fetch a user by id"
 			use main
 			statement "SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id = {{ inputs.id }}"
 			input id int required

@@ -186,6 +186,13 @@ func (s *rawSession) call(t testing.TB, tool string, args any) rpcResponse {
 
 func (s *rawSession) post(t testing.TB, body string) (rpcResponse, http.Header) {
 	t.Helper()
+	return s.postWith(t, body, nil)
+}
+
+// postWith posts body with the session's headers, then header's (an empty
+// value deletes a header).
+func (s *rawSession) postWith(t testing.TB, body string, header map[string]string) (rpcResponse, http.Header) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -194,6 +201,13 @@ func (s *rawSession) post(t testing.TB, body string) (rpcResponse, http.Header) 
 	}
 	if s.version != "" && !strings.Contains(body, `"initialize"`) {
 		req.Header.Set("Mcp-Protocol-Version", s.version)
+	}
+	for k, v := range header {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -33,7 +33,11 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 	if idle == 0 {
 		idle = defaultSessionIdleTimeout
 	}
+	// mcp-go's default manager, held here so the direct path (direct.go)
+	// validates session ids exactly as mcp-go does.
+	h.sessionIDs = &server.StatelessGeneratingSessionIdManager{}
 	streamable := server.NewStreamableHTTPServer(srv,
+		server.WithSessionIdManager(h.sessionIDs),
 		server.WithSessionIdleTTL(idle),
 		server.WithStreamableHTTPLogger(ctx.Slogger()),
 	)
@@ -58,37 +62,54 @@ func mcpTool(t *pipeline.Tool) mcp.Tool {
 	}
 }
 
-// toolHandler runs the pipeline for one tool and shapes its outcome for the
-// wire. A pipeline failure is recorded on the request's call state, where
-// the response writer (wire.go) turns mcp-go's generic -32603 into the
-// documented code; in error_mode result it becomes an isError result.
+// toolHandler is the mcp-go handler of one tool. A pipeline failure is
+// recorded on the request's call state, where the response writer (wire.go)
+// turns mcp-go's generic -32603 into the documented code.
 func (h *Handler) toolHandler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		start := time.Now()
 		st := callStateFrom(ctx)
 		args := req.GetArguments()
 		if st != nil && st.name == req.Params.Name && st.args != nil {
 			// Arguments decoded with UseNumber: integers beyond 2^53 stay exact.
 			args = st.args
 		}
-		info := &pipeline.RequestInfo{ProtocolVersion: protocolVersion(ctx, st)}
-		if st != nil {
-			info.Header, info.RemoteAddr, info.TLS = st.header, st.remoteAddr, st.tls
-		}
-		res, perr := h.engine.Call(ctx, name, args, info)
+		out, perr := h.runTool(ctx, name, args, requestInfo(ctx, st))
 		if perr != nil {
-			h.logCall(name, start, perr)
-			if h.ErrorMode == errorModeResult {
-				return mcp.NewToolResultError(perr.Error()), nil
-			}
 			if st != nil {
 				st.fail(perr)
 			}
 			return nil, perr
 		}
-		h.logCall(name, start, nil)
-		return encodeResult(res, info.ProtocolVersion)
+		return out, nil
 	}
+}
+
+// runTool runs the pipeline for one call and shapes the outcome: an MCP
+// result, or the pipeline error; in error_mode result a failure is an
+// isError result instead.
+func (h *Handler) runTool(ctx context.Context, name string, args map[string]any, info *pipeline.RequestInfo) (*mcp.CallToolResult, *pipeline.Error) {
+	start := time.Now()
+	res, perr := h.engine.Call(ctx, name, args, info)
+	var out *mcp.CallToolResult
+	if perr == nil {
+		out, perr = encodeResult(res, info.ProtocolVersion)
+	}
+	h.logCall(name, start, perr)
+	if perr == nil {
+		return out, nil
+	}
+	if h.ErrorMode == errorModeResult {
+		return mcp.NewToolResultError(perr.Error()), nil
+	}
+	return nil, perr
+}
+
+func requestInfo(ctx context.Context, st *callState) *pipeline.RequestInfo {
+	info := &pipeline.RequestInfo{ProtocolVersion: protocolVersion(ctx, st)}
+	if st != nil {
+		info.Header, info.RemoteAddr, info.TLS = st.header, st.remoteAddr, st.tls
+	}
+	return info
 }
 
 func (h *Handler) logCall(tool string, start time.Time, perr *pipeline.Error) {
@@ -112,7 +133,7 @@ const structuredSince = "2025-06-18"
 // encodeResult is the response stage (DESIGN 2.1 step 6): the result as JSON
 // in one text block, plus structuredContent {"results": ...} for clients
 // that understand it. A native MCP result is passed through unchanged.
-func encodeResult(res *pipeline.Result, version string) (*mcp.CallToolResult, error) {
+func encodeResult(res *pipeline.Result, version string) (*mcp.CallToolResult, *pipeline.Error) {
 	if res.Native != nil {
 		var out mcp.CallToolResult
 		if err := json.Unmarshal(res.Native, &out); err != nil {

@@ -58,6 +58,7 @@ type Handler struct {
 	Tools      []ToolConfig      `json:"tools,omitempty"`
 
 	engine     *pipeline.Engine
+	sessionIDs server.SessionIdManager
 	mcp        *server.MCPServer
 	streamable *server.StreamableHTTPServer
 	poolKeys   []string

@@ -26,7 +26,9 @@ import (
 
 // callState is what the HTTP layer knows about one tools/call.
 type callState struct {
-	id         any // the JSON-RPC id, decoded
+	id         any             // the JSON-RPC id, decoded
+	rawID      json.RawMessage // as sent, for a direct answer
+	direct     bool            // plain enough to be answered without mcp-go
 	name       string
 	args       map[string]any
 	header     http.Header
@@ -78,6 +80,9 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if st := h.inspectCall(body, r); st != nil {
 			r = r.WithContext(context.WithValue(r.Context(), callStateKey{}, st))
+			if h.answerDirectly(w, r, st) {
+				return
+			}
 			mw.st = st
 		}
 	}
@@ -89,26 +94,34 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 // which the writer turns into -32601.
 func (h *Handler) inspectCall(body []byte, r *http.Request) *callState {
 	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  struct {
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
+			Meta      json.RawMessage `json:"_meta"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" || len(msg.ID) == 0 {
 		return nil
 	}
-	st := &callState{name: msg.Params.Name, header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS}
+	st := &callState{name: msg.Params.Name, header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS, rawID: msg.ID}
 	_ = json.Unmarshal(msg.ID, &st.id)
-	if len(msg.Params.Arguments) > 0 {
+	argsOK := len(msg.Params.Arguments) == 0 || string(msg.Params.Arguments) == "null"
+	if !argsOK {
 		dec := json.NewDecoder(bytes.NewReader(msg.Params.Arguments))
 		dec.UseNumber()
 		var args map[string]any
-		if dec.Decode(&args) == nil {
-			st.args = args
+		if dec.Decode(&args) == nil && args != nil {
+			st.args, argsOK = args, true
 		}
 	}
+	_, idIsString := st.id.(string)
+	_, idIsNumber := st.id.(float64)
+	// _meta (progress tokens, the 2026-07-28 protocol fields) and anything
+	// unusual are left to mcp-go.
+	st.direct = msg.JSONRPC == "2.0" && (idIsString || idIsNumber) && argsOK && len(msg.Params.Meta) == 0
 	if h.engine.Lookup(st.name) == nil {
 		st.fail(&pipeline.Error{Code: pipeline.CodeToolNotFound, Stage: pipeline.StageResolution,
 			Message: fmt.Sprintf("tool %q not found", st.name)})

@@ -37,6 +37,10 @@ type Tool struct {
 	Executor Executor
 	// Source names the origin for operators (connector or source name).
 	Source string
+	// Interactive tools talk to the client while they run (progress,
+	// logging, elicitation) and so need the MCP session; others may be
+	// answered directly by the transport.
+	Interactive bool
 }
 
 // Annotations are MCP tool annotations; nil means "not stated".

@@ -13,6 +13,10 @@ import (
 // our statement timeout, else SQLite's message with the database path
 // scrubbed (it is configuration, not the caller's business).
 func (c *Connector) publicError(ctx, qctx context.Context, err error) error {
+	var pe *pipeline.PublicError
+	if errors.As(err, &pe) {
+		return pe // already shaped (max_rows)
+	}
 	switch {
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return &pipeline.PublicError{Public: "timed out", Cause: err}

@@ -1,0 +1,79 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// The direct path answers the common tools/call itself instead of handing it
+// to mcp-go's dispatcher, which re-parses the message several times over
+// (era detection, _meta, header validation, parameter decoding) and costs
+// about as much CPU per call as the whole pipeline with its Postgres round
+// trip. It applies only where mcp-go would add nothing: a session on a
+// protocol version with sessions (2025-03-26 … 2025-11-25), a plain JSON
+// request without _meta (no progress token, no 2026-07-28 fields), a known
+// tool that never talks to the client while it runs, and a client that
+// accepts a JSON answer. Everything else, including every failure to
+// validate, goes through mcp-go, which answers it as it always would. The
+// answer is the same bytes mcp-go would write (the tests compare both paths).
+
+// directCalls counts calls answered here, so tests can tell the paths apart.
+var directCalls atomic.Int64
+
+// sessionVersions are the protocol versions whose requests carry a session.
+var sessionVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+
+// answerDirectly serves st when it qualifies and reports whether it did.
+func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *callState) bool {
+	if !st.direct || !sessionVersions[r.Header.Get("Mcp-Protocol-Version")] || !acceptsJSON(r) {
+		return false
+	}
+	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
+		return false
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	if terminated, err := h.sessionIDs.Validate(sid); sid == "" || err != nil || terminated {
+		return false
+	}
+	tool := h.engine.Lookup(st.name)
+	if tool == nil || tool.Interactive {
+		return false
+	}
+	args := st.args
+	if args == nil {
+		args = map[string]any{}
+	}
+	directCalls.Add(1)
+	res, perr := h.runTool(r.Context(), tool.Name, args, requestInfo(r.Context(), st))
+
+	msg := struct {
+		JSONRPC string                   `json:"jsonrpc"`
+		ID      json.RawMessage          `json:"id"`
+		Result  *mcp.CallToolResult      `json:"result,omitempty"`
+		Error   *mcp.JSONRPCErrorDetails `json:"error,omitempty"`
+	}{JSONRPC: "2.0", ID: st.rawID, Result: res}
+	if perr != nil {
+		msg.Error = &mcp.JSONRPCErrorDetails{Code: perr.Code, Message: perr.Error()}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_ = json.NewEncoder(w).Encode(msg)
+	return true
+}
+
+// acceptsJSON: streamable HTTP clients send "application/json,
+// text/event-stream"; one that accepts only event streams is left to mcp-go.
+func acceptsJSON(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err == nil && (mt == "application/json" || mt == "application/*" || mt == "*/*") {
+			return true
+		}
+	}
+	return false
+}
