@@ -1,0 +1,16 @@
+// Package edgemcp is the root of the edgemcp Caddy plugin: an MCP (Model Context
+// Protocol) server as a Caddy v2 HTTP handler.
+//
+// It exists so that the module path can be given to xcaddy, which imports the module
+// root for its side effects:
+//
+//	xcaddy build --with github.com/edgemcp/edgemcp
+//
+// The Caddy modules themselves are registered by package
+// github.com/edgemcp/edgemcp/caddymodule, imported here.
+package edgemcp
+
+import (
+	// Registers the edgemcp Caddy modules and Caddyfile directives.
+	_ "github.com/edgemcp/edgemcp/caddymodule"
+)

@@ -1,0 +1,89 @@
+// sdk-client.mjs — drive an MCP server with the official TypeScript SDK client.
+//
+//   node sdk-client.mjs <url> <script.json>
+//
+// script.json is an array of steps, run in order after initialize:
+//   {"op":"list"}                                    tools/list (all pages)
+//   {"op":"call","name":"x","arguments":{...}}       tools/call
+//   {"op":"ping"}                                    ping
+// Prints ONE JSON document on stdout:
+//   {"serverInfo":{...},"protocolVersion":"...","capabilities":{...},
+//    "steps":[{"op":"list","tools":[...]},
+//             {"op":"call","result":{...}} | {"op":"call","error":{"code":N,"message":"..."}}]}
+// JSON-RPC errors keep their numeric code; the message is the server's own (without the
+// SDK's "MCP error N: " prefix). Extra HTTP headers: env EDGEMCP_HEADERS='{"X-API-Key":"k"}'.
+// Exit 0 unless the connection itself fails (then exit 1 with {"connectError":{...}}).
+import { readFileSync } from "node:fs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const [url, scriptPath] = process.argv.slice(2);
+if (!url || !scriptPath) {
+  console.error("usage: node sdk-client.mjs <url> <script.json>");
+  process.exit(2);
+}
+const steps = JSON.parse(readFileSync(scriptPath, "utf8"));
+const headers = process.env.EDGEMCP_HEADERS ? JSON.parse(process.env.EDGEMCP_HEADERS) : {};
+
+// errorJSON keeps what a test wants to assert on: the JSON-RPC code (McpError.code; for a
+// StreamableHTTPError it is the HTTP status), the server's message, and any data.
+function errorJSON(e) {
+  const code = typeof e?.code === "number" ? e.code : null;
+  let message = String(e?.message ?? e);
+  if (code !== null) message = message.replace(`MCP error ${code}: `, "");
+  const out = { code, message, kind: e?.name ?? typeof e };
+  if (e?.data !== undefined) out.data = e.data;
+  return out;
+}
+
+const client = new Client({ name: "edgemcp-sdk-client", version: "1.0.0" });
+const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+try {
+  await client.connect(transport);
+} catch (e) {
+  process.stdout.write(JSON.stringify({ connectError: errorJSON(e) }) + "\n");
+  process.exit(1);
+}
+
+const out = {
+  serverInfo: client.getServerVersion(),
+  protocolVersion: transport.protocolVersion,
+  capabilities: client.getServerCapabilities(),
+  steps: [],
+};
+for (const step of steps) {
+  const rec = { op: step.op };
+  if (step.name !== undefined) rec.name = step.name;
+  try {
+    switch (step.op) {
+      case "list": {
+        const tools = [];
+        let cursor;
+        do {
+          const page = await client.listTools(cursor ? { cursor } : {});
+          tools.push(...page.tools);
+          cursor = page.nextCursor;
+        } while (cursor);
+        rec.tools = tools;
+        break;
+      }
+      case "call":
+        rec.result = await client.callTool({ name: step.name, arguments: step.arguments ?? {} });
+        break;
+      case "ping":
+        rec.result = await client.ping();
+        break;
+      default:
+        throw new Error(`unknown op ${JSON.stringify(step.op)}`);
+    }
+  } catch (e) {
+    rec.error = errorJSON(e);
+  }
+  out.steps.push(rec);
+}
+
+process.stdout.write(JSON.stringify(out) + "\n");
+// End the session politely (DELETE); servers may answer 405, which is fine.
+await transport.terminateSession().catch(() => {});
+await client.close().catch(() => {});
+process.exit(0);
