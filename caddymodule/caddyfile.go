@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	httpcaddyfile.RegisterHandlerDirective("mcp", parseCaddyfile)
+	httpcaddyfile.RegisterDirective("mcp", parseMCPDirective) // caddyfile_auth.go
 	httpcaddyfile.RegisterDirectiveOrder("mcp", httpcaddyfile.Before, "reverse_proxy")
 }
 
@@ -104,6 +104,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				}
 			}
 			h.Connectors = append(h.Connectors, c)
+		case "auth", "default_auth":
+			if err := h.parseAuthDirective(d); err != nil {
+				return err
+			}
 		case "tool":
 			t, err := parseTool(d)
 			if err != nil {
@@ -219,6 +223,12 @@ func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
 				}
 			}
 			t.Inputs = append(t.Inputs, in)
+		case "auth":
+			a, err := parseToolAuth(d, t.Name)
+			if err != nil {
+				return t, err
+			}
+			t.Auth = a
 		case "annotations":
 			a, err := parseAnnotations(d)
 			if err != nil {

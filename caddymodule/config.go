@@ -35,6 +35,8 @@ type ToolConfig struct {
 	Statement   string             `json:"statement,omitempty"`
 	Inputs      []InputConfig      `json:"inputs,omitempty"`
 	Annotations *AnnotationsConfig `json:"annotations,omitempty"`
+	// Auth is the tool's auth provider and policy (replaces default_auth).
+	Auth *AuthPolicyConfig `json:"auth,omitempty"`
 }
 
 // InputConfig declares one input of a tool.

@@ -22,6 +22,7 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithToolCapabilities(false),
 		server.WithLogging(),
 		server.WithRecovery(),
+		server.WithToolFilter(h.toolFilter), // auth_http.go
 	)
 	entries := make([]server.ServerTool, 0, len(h.engine.Tools()))
 	for _, t := range h.engine.Tools() {

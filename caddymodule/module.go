@@ -57,6 +57,8 @@ type Handler struct {
 	Connectors []ConnectorConfig `json:"connectors,omitempty"`
 	Tools      []ToolConfig      `json:"tools,omitempty"`
 
+	authConfig // auth providers, default_auth (auth_config.go)
+
 	engine     *pipeline.Engine
 	sessionIDs server.SessionIdManager
 	mcp        *server.MCPServer
@@ -111,10 +113,16 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		conns[c.Name] = connectorRef{config: c, conn: conn}
 	}
 
+	if err := h.provisionAuth(ctx); err != nil {
+		return err
+	}
 	tools := make([]*pipeline.Tool, 0, len(h.Tools))
 	for _, tc := range h.Tools {
 		t, err := buildTool(tc, conns, repl, os.LookupEnv)
 		if err != nil {
+			return err
+		}
+		if t.Auth, err = h.toolAuth(tc); err != nil {
 			return err
 		}
 		tools = append(tools, t)

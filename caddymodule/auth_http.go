@@ -1,0 +1,122 @@
+package caddymodule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// The endpoint layer of auth (default_auth): every request to the endpoint
+// must carry valid credentials for the default provider, and satisfy the
+// default policy, before mcp-go sees it. The answers follow the MCP
+// authorization spec and RFC 6750 / RFC 9728:
+//   - no or invalid credentials: 401, WWW-Authenticate: Bearer
+//     resource_metadata="<metadata URL>" (+ error="invalid_token");
+//   - valid credentials that fail the default policy: 403 (error=
+//     "insufficient_scope" and the needed scope when a scope is missing);
+//   - a provider that cannot decide (identity provider down): 503.
+
+type authInfoKey struct{}
+
+// authRequestInfo is what the tools/list filter knows about the caller.
+func authRequestInfo(ctx context.Context) *pipeline.RequestInfo {
+	info, _ := ctx.Value(authInfoKey{}).(*pipeline.RequestInfo)
+	return info
+}
+
+// authenticateEndpoint runs the endpoint layer. It returns the request to
+// go on with (its context remembers provider answers, so a token is
+// verified once per request), or nil when it has answered the request
+// itself (refusal or metadata document).
+func (h *Handler) authenticateEndpoint(w http.ResponseWriter, r *http.Request) *http.Request {
+	if len(h.providers) == 0 {
+		return r
+	}
+	if h.metadata != nil && h.metadata.serve(w, r, "") {
+		return nil
+	}
+	info := &pipeline.RequestInfo{Header: r.Header, RemoteAddr: r.RemoteAddr, TLS: r.TLS}
+	ctx := context.WithValue(pipeline.WithAuthMemo(r.Context()), authInfoKey{}, info)
+	r = r.WithContext(ctx)
+	if h.defaultAuth == nil || r.Method == http.MethodOptions {
+		// OPTIONS: a browser's CORS preflight carries no credentials.
+		return r
+	}
+	id, err := h.defaultAuth.Identify(ctx, info, "")
+	if err == nil {
+		err = h.defaultAuth.Policy.Check(id)
+		if err == nil {
+			return r
+		}
+	}
+	h.refuseEndpoint(w, r, err)
+	return nil
+}
+
+func (h *Handler) refuseEndpoint(w http.ResponseWriter, r *http.Request, err error) {
+	challenge := fmt.Sprintf(`Bearer resource_metadata=%q`, h.metadata.metadataURL(r))
+	if scopes := h.DefaultAuth.Scopes; len(scopes) > 0 {
+		challenge += fmt.Sprintf(`, scope=%q`, strings.Join(scopes, " "))
+	}
+	var (
+		ae     *pipeline.AuthError
+		pe     *pipeline.PolicyError
+		status int
+		msg    string
+	)
+	switch {
+	case errors.As(err, &ae) && ae.Missing:
+		status, msg = http.StatusUnauthorized, ae.SafeMessage()
+	case errors.As(err, &ae):
+		status, msg = http.StatusUnauthorized, ae.SafeMessage()
+		challenge += fmt.Sprintf(`, error="invalid_token", error_description=%q`, ae.Reason)
+	case errors.As(err, &pe):
+		status, msg = http.StatusForbidden, "not permitted"
+		if pe.Check == "scope" {
+			challenge += `, error="insufficient_scope"`
+			msg = "insufficient scope"
+		}
+	default:
+		status, msg = http.StatusServiceUnavailable, "authentication unavailable, try again later"
+	}
+	// The reason is safe to log (never the credential); so is the cause of
+	// an unavailable provider (a fetch error names the IdP's URL, not a token).
+	h.logger.Debug("mcp endpoint refused request", zap.String("provider", h.DefaultAuth.Use),
+		zap.Int("status", status), zap.String("reason", err.Error()), zap.String("remote_addr", r.RemoteAddr))
+	if status != http.StatusServiceUnavailable {
+		w.Header().Set("WWW-Authenticate", challenge)
+	} else {
+		w.Header().Set("Retry-After", "5")
+	}
+	writeJSONRPCError(w, status, pipeline.CodeStageFailed, string(pipeline.StageAuth)+": "+msg)
+}
+
+// toolFilter shows a caller, in tools/list, only the tools it may call: the
+// same provider and policy check as the auth stage. mcp-go also applies the
+// filter to tools/call, where it would answer "tool not found"; calls are
+// let through so the auth stage refuses them with the documented -32000.
+func (h *Handler) toolFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	if len(h.providers) == 0 || callStateFrom(ctx) != nil {
+		return tools
+	}
+	info := authRequestInfo(ctx)
+	out := make([]mcp.Tool, 0, len(tools))
+	for _, t := range tools {
+		pt := h.engine.Lookup(t.Name)
+		if pt == nil {
+			continue
+		}
+		if check, ok := pt.Auth.(*pipeline.AuthCheck); ok && (info == nil || !check.Allows(ctx, info, t.Name)) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
