@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +20,8 @@ import (
 const (
 	jwksTimeout  = 10 * time.Second
 	jwksMaxBytes = 1 << 20
+	// failureBackoff spaces retries after a failed fetch.
+	failureBackoff = 5 * time.Second
 )
 
 // jwksCache holds the public keys of a JWKS URL. Keys are fetched on first
@@ -35,7 +38,8 @@ type jwksCache struct {
 	mu          sync.Mutex // serializes fetches; guards the fields below
 	keys        []jose.JSONWebKey
 	fetched     time.Time // last successful fetch
-	lastAttempt time.Time
+	lastAttempt time.Time // last fetch of any kind
+	lastKidRun  time.Time // last fetch caused by an unknown key id
 	lastErr     error
 
 	fetches atomic.Int64 // fetch attempts, for tests and debugging
@@ -76,7 +80,9 @@ func (c *jwksCache) key(ctx context.Context, kid string) (*jose.JSONWebKey, erro
 	defer c.mu.Unlock()
 	stale := c.fetched.IsZero() || time.Since(c.fetched) > c.maxAge
 	if stale {
-		if err := c.refreshLocked(ctx); err != nil && c.keys == nil {
+		// After a failed fetch, retry no more often than every few
+		// seconds, so a down identity provider is not hammered.
+		if err := c.refreshLocked(ctx, &c.lastAttempt, min(c.minInterval, failureBackoff)); err != nil && c.keys == nil {
 			return nil, err
 		}
 	}
@@ -87,7 +93,7 @@ func (c *jwksCache) key(ctx context.Context, kid string) (*jose.JSONWebKey, erro
 		return nil, errUnknownKey // just fetched: the key does not exist
 	}
 	// An unknown kid may mean the provider rotated keys: refresh, bounded.
-	if err := c.refreshLocked(ctx); err != nil {
+	if err := c.refreshLocked(ctx, &c.lastKidRun, c.minInterval); err != nil {
 		return nil, errUnknownKey
 	}
 	if k := findKey(c.keys, kid); k != nil {
@@ -111,13 +117,21 @@ func findKey(keys []jose.JSONWebKey, kid string) *jose.JSONWebKey {
 	return nil
 }
 
-// refreshLocked fetches the set unless the last attempt was less than
-// minInterval ago (then it reports that attempt's error). c.mu is held.
-func (c *jwksCache) refreshLocked(ctx context.Context) error {
-	if !c.lastAttempt.IsZero() && time.Since(c.lastAttempt) < c.minInterval {
-		return c.lastErr
+// errThrottled: a refresh was due but the interval since the last one of
+// its kind has not passed.
+var errThrottled = errors.New("key set refresh throttled")
+
+// refreshLocked fetches the set unless *last (the previous fetch of this
+// kind) is less than interval ago. c.mu is held.
+func (c *jwksCache) refreshLocked(ctx context.Context, last *time.Time, interval time.Duration) error {
+	if !last.IsZero() && time.Since(*last) < interval {
+		if c.lastErr != nil {
+			return c.lastErr
+		}
+		return errThrottled
 	}
-	c.lastAttempt = time.Now()
+	now := time.Now()
+	*last, c.lastAttempt = now, now
 	c.fetches.Add(1)
 	keys, err := c.fetch(ctx)
 	c.lastErr = err
