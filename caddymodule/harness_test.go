@@ -79,14 +79,19 @@ type gateway struct {
 	t    testing.TB
 	port int
 	URL  string // the MCP endpoint
+	// globals replaces the global options block (default: admin off, logs discarded).
+	globals string
 }
 
 // startGateway loads a Caddyfile whose site address is written as SITE
 // (replaced by http://127.0.0.1:<port>) and stops Caddy when the test ends.
-func startGateway(t testing.TB, caddyfile string) *gateway {
+func startGateway(t testing.TB, caddyfile string, opts ...func(*gateway)) *gateway {
 	t.Helper()
 	caddyMu.Lock()
 	g := &gateway{t: t, port: freePort(t)}
+	for _, o := range opts {
+		o(g)
+	}
 	g.URL = fmt.Sprintf("http://127.0.0.1:%d/mcp", g.port)
 	if err := g.load(caddyfile); err != nil {
 		caddyMu.Unlock()
@@ -101,7 +106,11 @@ func startGateway(t testing.TB, caddyfile string) *gateway {
 
 // load adapts and (re)loads a Caddyfile into the running process.
 func (g *gateway) load(caddyfile string) error {
-	src := "{\n\tadmin off\n\tpersist_config off\n\tlog default {\n\t\toutput discard\n\t}\n}\n" +
+	globals := g.globals
+	if globals == "" {
+		globals = "{\n\tadmin off\n\tpersist_config off\n\tlog default {\n\t\toutput discard\n\t}\n}\n"
+	}
+	src := globals +
 		// No host matcher: every Host reaches the handler (a site address
 		// with a host would answer other hosts with Caddy's empty 200), and
 		// the listener is loopback only.
