@@ -136,10 +136,14 @@ func (h *Handler) resourceMetadata(servers []string) *ResourceMetadata {
 		}
 	}
 	slices.Sort(scopes)
+	name := h.ServerName
+	if name == "" { // adapt time: Provision has not set the default yet
+		name = defaultServerName
+	}
 	return &ResourceMetadata{
 		Resource:             d.Resource,
 		AuthorizationServers: servers,
 		ScopesSupported:      slices.Compact(scopes),
-		ResourceName:         h.ServerName,
+		ResourceName:         name,
 	}
 }

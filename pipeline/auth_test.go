@@ -120,3 +120,43 @@ func TestAuthMemoVerifiesOncePerRequest(t *testing.T) {
 		t.Errorf("without a memo every check runs the provider: %d, want 3", n)
 	}
 }
+
+// identitySpy records what the later stages see of the caller.
+type identitySpy struct {
+	payloadAuth any
+	callID      *Identity
+}
+
+func (s *identitySpy) Transform(_ context.Context, payload map[string]any) (any, error) {
+	s.payloadAuth = payload["auth"]
+	return payload["inputs"], nil
+}
+
+func (s *identitySpy) Execute(_ context.Context, call *Call) (*Result, error) {
+	s.callID = call.Identity
+	return &Result{Value: "ok"}, nil
+}
+
+func TestIdentityReachesLaterStages(t *testing.T) {
+	spy := &identitySpy{}
+	tool := &Tool{Name: "t", Executor: spy, InputMapper: spy,
+		Auth: &AuthCheck{ProviderName: "p", Provider: &staticProvider{}}}
+	e, err := NewEngine([]*Tool{tool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &RequestInfo{Header: map[string][]string{"X-Token": {"good-token"}}}
+	if _, perr := e.Call(context.Background(), "t", map[string]any{}, req); perr != nil {
+		t.Fatal(perr)
+	}
+	if spy.callID == nil || spy.callID.Subject != "alice" {
+		t.Errorf("executor saw identity %+v", spy.callID)
+	}
+	auth, _ := spy.payloadAuth.(map[string]any)
+	if auth["subject"] != "alice" || auth["claims"].(map[string]any)["scope"] != "read" {
+		t.Errorf("mapper payload auth %+v", spy.payloadAuth)
+	}
+	if _, perr := e.Call(context.Background(), "t", map[string]any{}, &RequestInfo{Header: map[string][]string{}}); perr == nil || perr.Code != CodeStageFailed {
+		t.Errorf("call without credentials: %v", perr)
+	}
+}
