@@ -55,8 +55,14 @@ func newJWKSCache(rawURL string, minInterval, maxAge time.Duration) (*jwksCache,
 		return nil, fmt.Errorf("jwt: jwks_url must use https (http is allowed only for loopback hosts)")
 	}
 	return &jwksCache{
-		url:         rawURL,
-		client:      &http.Client{Timeout: jwksTimeout},
+		url: rawURL,
+		client: &http.Client{Timeout: jwksTimeout, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			// A redirect must not downgrade the key set to clear text.
+			if len(via) >= 3 || (req.URL.Scheme != "https" && !isLoopback(req.URL.Hostname())) {
+				return errors.New("JWKS redirect refused")
+			}
+			return nil
+		}},
 		minInterval: minInterval,
 		maxAge:      maxAge,
 	}, nil
