@@ -91,17 +91,8 @@ func (JWT) CaddyModule() caddy.ModuleInfo {
 // Provision checks the key source and prepares the verifier.
 func (j *JWT) Provision(caddy.Context) error {
 	repl := caddy.NewReplacer()
-	sources := 0
-	for _, s := range []string{j.Secret, j.JWKSURL, j.KeyFile} {
-		if s != "" {
-			sources++
-		}
-	}
-	if sources != 1 {
-		return fmt.Errorf("jwt: set exactly one of secret, jwks_url, key_file")
-	}
-	if len(j.Audience) == 0 {
-		return fmt.Errorf("jwt: audience is required (without it, tokens issued for other services would be accepted)")
+	if err := j.checkRequired(); err != nil {
+		return err
 	}
 	family := asymmetricAlgs
 	switch {
@@ -408,6 +399,14 @@ func (j *JWT) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		}
 	}
+	if err := j.checkRequired(); err != nil {
+		return d.Errf("%v", err)
+	}
+	return nil
+}
+
+// checkRequired: exactly one key source, and an audience.
+func (j *JWT) checkRequired() error {
 	n := 0
 	for _, s := range []string{j.Secret, j.JWKSURL, j.KeyFile} {
 		if s != "" {
@@ -415,10 +414,10 @@ func (j *JWT) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 	}
 	if n != 1 {
-		return d.Errf("jwt: set exactly one of secret, jwks_url, key_file")
+		return fmt.Errorf("jwt: set exactly one of secret, jwks_url, key_file")
 	}
 	if len(j.Audience) == 0 {
-		return d.Errf("jwt: audience is required (without it, tokens issued for other services would be accepted)")
+		return fmt.Errorf("jwt: audience is required (without it, tokens issued for other services would be accepted)")
 	}
 	return nil
 }
