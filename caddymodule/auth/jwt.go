@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -81,6 +82,7 @@ type JWT struct {
 	jwks       *jwksCache
 	algorithms []jose.SignatureAlgorithm
 	leeway     time.Duration
+	verified   *tokenCache
 }
 
 // CaddyModule returns the Caddy module information.
@@ -133,6 +135,7 @@ func (j *JWT) Provision(caddy.Context) error {
 			j.algorithms = append(j.algorithms, alg)
 		}
 	}
+	j.verified = newTokenCache()
 	j.leeway = defaultLeeway
 	if j.Leeway != nil {
 		j.leeway = time.Duration(*j.Leeway)
@@ -206,6 +209,10 @@ func (j *JWT) Authenticate(ctx context.Context, req *pipeline.AuthRequest) (*pip
 	if len(raw) > maxTokenBytes {
 		return nil, pipeline.InvalidCredentials("token too large")
 	}
+	cacheKey := sha256.Sum256([]byte(raw))
+	if id, ok := j.verified.get(cacheKey, time.Now()); ok {
+		return id, nil
+	}
 	tok, err := jwt.ParseSigned(raw, j.algorithms)
 	if err != nil {
 		var unexpected *jose.ErrUnexpectedSignatureAlgorithm
@@ -234,7 +241,10 @@ func (j *JWT) Authenticate(ctx context.Context, req *pipeline.AuthRequest) (*pip
 	if std.Issuer != "" {
 		extra["iss"] = std.Issuer
 	}
-	return &pipeline.Identity{Subject: std.Subject, Claims: extra}, nil
+	id := &pipeline.Identity{Subject: std.Subject, Claims: extra}
+	// Cached until exp (without leeway: the cache never extends a token).
+	j.verified.put(cacheKey, id, std.Expiry.Time())
+	return id, nil
 }
 
 // verificationKey picks the key for the token's header: the secret, or the

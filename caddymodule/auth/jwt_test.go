@@ -436,3 +436,33 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+func TestJWTVerifiedTokenCache(t *testing.T) {
+	k := newSigningKey(t, "k1", jose.ES256)
+	srv := newJWKSServer(t, k)
+	j := provisionJWT(t, &JWT{JWKSURL: srv.URL})
+	std, extra := validClaims()
+	tok := k.token(t, std, extra)
+	first, err := j.Authenticate(context.Background(), bearer(tok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A later stage (a mapper script) altering its identity must not
+	// change what the next request with the same token gets.
+	first.Claims["scope"] = "admin"
+	second, err := j.Authenticate(context.Background(), bearer(tok))
+	if err != nil || second.Subject != "user-42" || second.Claims["scope"] != "users:read tools:call" {
+		t.Fatalf("cached identity %+v %v", second, err)
+	}
+	if len(j.verified.entries) != 1 {
+		t.Errorf("cache entries %d, want 1", len(j.verified.entries))
+	}
+	for key := range j.verified.entries {
+		if _, ok := j.verified.get(key, time.Now().Add(2*time.Hour)); ok {
+			t.Error("a cached token outlived its exp")
+		}
+	}
+	if len(j.verified.entries) != 0 {
+		t.Error("the expired entry was kept")
+	}
+}
