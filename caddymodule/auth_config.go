@@ -62,6 +62,13 @@ type AuthorizationServerLister interface {
 	AuthorizationServerURLs() []string
 }
 
+// Challenger is implemented by providers with an HTTP authentication scheme
+// of their own (basic); its challenge is sent with the endpoint's 401
+// besides the Bearer one that MCP clients read.
+type Challenger interface {
+	Challenge() string
+}
+
 func (p *AuthPolicyConfig) policy() *pipeline.Policy {
 	if len(p.Scopes) == 0 && len(p.Claims) == 0 && len(p.Subjects) == 0 {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -472,4 +473,32 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestAuthBasicEndpoint: basic as default_auth answers with a Basic
+// challenge too, and admits the bcrypt user.
+func TestAuthBasicEndpoint(t *testing.T) {
+	hash := "$2a$04$r3DIadS6pCEACIbNQqTEZeSrvyMwHCvji44hcqxX1lB4CyozOWvpm" // bcrypt("open sesame"), cost 4
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		auth ops basic {
+			realm ops
+			alice %s
+		}
+		default_auth ops
+	}
+}`, hash))
+	res, body := httpDo(t, http.MethodPost, g.URL, nil, initializeBody)
+	www := res.Header.Values("WWW-Authenticate")
+	if res.StatusCode != 401 || len(www) != 2 || www[0] != `Basic realm="ops", charset="UTF-8"` || !strings.HasPrefix(www[1], "Bearer resource_metadata=") {
+		t.Fatalf("%d %q %s", res.StatusCode, www, body)
+	}
+	res, body = httpDo(t, http.MethodPost, g.URL, map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:open sesame"))}, initializeBody)
+	if res.StatusCode != 200 {
+		t.Fatalf("%d %s", res.StatusCode, body)
+	}
+	res, _ = httpDo(t, http.MethodPost, g.URL, map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:wrong"))}, initializeBody)
+	if res.StatusCode != 401 {
+		t.Fatalf("wrong password: %d", res.StatusCode)
+	}
 }

@@ -91,7 +91,10 @@ func (h *Handler) refuseEndpoint(w http.ResponseWriter, r *http.Request, err err
 	h.logger.Debug("mcp endpoint refused request", zap.String("provider", h.DefaultAuth.Use),
 		zap.Int("status", status), zap.String("reason", err.Error()), zap.String("remote_addr", r.RemoteAddr))
 	if status != http.StatusServiceUnavailable {
-		w.Header().Set("WWW-Authenticate", challenge)
+		if c, ok := h.defaultAuth.Provider.(Challenger); ok && status == http.StatusUnauthorized {
+			w.Header().Add("WWW-Authenticate", c.Challenge())
+		}
+		w.Header().Add("WWW-Authenticate", challenge)
 	} else {
 		w.Header().Set("Retry-After", "5")
 	}

@@ -163,6 +163,10 @@ func (b *Basic) check(user, pass string) bool {
 	return true
 }
 
+// Challenge is the WWW-Authenticate challenge of a refused request, so that
+// browsers and HTTP clients know to send Basic credentials.
+func (b *Basic) Challenge() string { return fmt.Sprintf("Basic realm=%q, charset=\"UTF-8\"", b.Realm) }
+
 // UnmarshalCaddyfile reads
 //
 //	basic {
