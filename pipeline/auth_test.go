@@ -160,3 +160,23 @@ func TestIdentityReachesLaterStages(t *testing.T) {
 		t.Errorf("call without credentials: %v", perr)
 	}
 }
+
+// perToolProvider answers per tool (as a script plugin would).
+type perToolProvider struct {
+	staticProvider
+}
+
+func (p *perToolProvider) PerTool() bool { return true }
+
+func TestAuthMemoPerToolProvider(t *testing.T) {
+	p := &perToolProvider{}
+	a := &AuthCheck{ProviderName: "p", Provider: p}
+	req := &RequestInfo{Header: map[string][]string{"X-Token": {"good-token"}}}
+	ctx := WithAuthMemo(context.Background())
+	for _, tool := range []string{"x", "y", "x", "y"} {
+		a.Allows(ctx, req, tool)
+	}
+	if n := p.calls.Load(); n != 2 {
+		t.Errorf("a per-tool provider ran %d times for two tools, want 2", n)
+	}
+}
