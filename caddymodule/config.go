@@ -35,6 +35,7 @@ type ToolConfig struct {
 	Statement   string             `json:"statement,omitempty"`
 	Inputs      []InputConfig      `json:"inputs,omitempty"`
 	Annotations *AnnotationsConfig `json:"annotations,omitempty"`
+	Cache       *ToolCacheConfig   `json:"cache,omitempty"`
 }
 
 // InputConfig declares one input of a tool.
