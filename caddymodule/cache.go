@@ -99,7 +99,7 @@ func parseCacheBlock(d *caddyfile.Dispenser, h *Handler) error {
 		if dur != nil {
 			v, err := durationArg(d)
 			if err != nil {
-				return d.Errf("cache: %v", err)
+				return err
 			}
 			*dur = caddy.Duration(v)
 		}

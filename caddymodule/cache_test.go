@@ -295,3 +295,46 @@ type headerAuth struct{}
 func (headerAuth) Authorize(_ context.Context, call *pipeline.Call) (*pipeline.Identity, error) {
 	return &pipeline.Identity{Subject: call.Request.Header.Get("X-User")}, nil
 }
+
+func TestCachePolicy(t *testing.T) {
+	db := &pipeline.Tool{Name: "db", Executor: &pipeline.DBExecutor{}}
+	script := &pipeline.Tool{Name: "script", Executor: scriptLike{}}
+	def := &CacheConfig{DefaultTTL: caddy.Duration(time.Minute)}
+	ttl := func(d time.Duration) *ToolCacheConfig { return &ToolCacheConfig{TTL: caddy.Duration(d)} }
+	tests := []struct {
+		name  string
+		tool  *pipeline.Tool
+		own   *ToolCacheConfig
+		block *CacheConfig
+		want  *pipeline.CachePolicy
+		err   string
+	}{
+		{"db without default", db, nil, nil, nil, ""},
+		{"db takes default_ttl", db, nil, def, &pipeline.CachePolicy{TTL: time.Minute}, ""},
+		{"script ignores default_ttl", script, nil, def, nil, ""},
+		{"script with its own ttl", script, ttl(time.Second), nil, &pipeline.CachePolicy{TTL: time.Second}, ""},
+		{"own ttl wins", db, ttl(time.Second), def, &pipeline.CachePolicy{TTL: time.Second}, ""},
+		{"off wins", db, &ToolCacheConfig{Off: true}, def, nil, ""},
+		{"shared takes default_ttl", script, &ToolCacheConfig{Shared: true}, def, &pipeline.CachePolicy{TTL: time.Minute, Shared: true}, ""},
+		{"shared without any ttl", db, &ToolCacheConfig{Shared: true}, nil, nil, "cache shared needs a ttl"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := cachePolicy(tt.tool, tt.own, tt.block)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// scriptLike stands for any executor that is not a DB statement.
+type scriptLike struct{}
+
+func (scriptLike) Execute(context.Context, *pipeline.Call) (*pipeline.Result, error) { return nil, nil }
