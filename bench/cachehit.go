@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -58,7 +60,7 @@ func loadCaddyfile(src string) {
 
 // runCacheBench measures respond, then cache hits over hot distinct keys,
 // and prints both and the ratio.
-func runCacheBench(ctx context.Context, dsn string, clients int, d time.Duration, hot int, version string) {
+func runCacheBench(ctx context.Context, dsn string, clients int, d time.Duration, hot int, version, cpuProfile string) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	check(err)
 	port := l.Addr().(*net.TCPAddr).Port
@@ -88,10 +90,16 @@ func runCacheBench(ctx context.Context, dsn string, clients int, d time.Duration
 		sessions[i], err = openSession(ctx, mcpURL, version)
 		check(err)
 	}
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+	}
 	hits := drive(clients, d, func(r *rand.Rand) error {
 		// The one-second warm-up of drive fills the cache with the hot keys.
 		return sessions[r.IntN(clients)].callGetUser(ctx, r.Int64N(int64(hot))+1)
 	})
+	pprof.StopCPUProfile()
 	hits.print("edgemcp cache hit")
 	fmt.Printf("ratio: cache hit/respond = %.2f (target ≥ 0.50)\n", hits.rps()/respond.rps())
 }

@@ -51,7 +51,7 @@ func main() {
 	check(err)
 	check(setup(ctx, db, *rows))
 	if *scenario == "cache" {
-		runCacheBench(ctx, *dsn, *clients, *duration, min(*hot, *rows), *version)
+		runCacheBench(ctx, *dsn, *clients, *duration, min(*hot, *rows), *version, *cpuProfile)
 		return
 	}
 
