@@ -212,7 +212,8 @@ func TestCacheRedisDown(t *testing.T) {
 	cacheSchema(t)
 	url, kill := privateRedis(t)
 	block := fmt.Sprintf("cache {\n\t\t\tredis %s\n\t\t\tredis_timeout 200ms\n\t\t}", url)
-	g := startGateway(t, cacheCaddyfile("SITE", postgresURL(), block, fmt.Sprintf(countedTool, "cache 1h")))
+	cf := cacheCaddyfile("SITE", postgresURL(), block, fmt.Sprintf(countedTool, "cache 1h"))
+	g := startGateway(t, cf)
 	s := g.rawSession(t, "2025-11-25")
 	s.call(t, "counted", map[string]any{"x": 1}).tool(t)
 	if keys := keysWithPrefix(t, redisClient(t, url), "edgemcp:", false); len(keys) != 1 {
@@ -232,6 +233,20 @@ func TestCacheRedisDown(t *testing.T) {
 	// Two statements of 0.3s ran; Redis being down must add at most a timeout.
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("three calls with Redis down took %s", d)
+	}
+
+	// A Redis that is down when the config loads is not a config error.
+	if err := g.load(cf); err != nil {
+		t.Fatalf("reload with Redis down: %v", err)
+	}
+	s = g.rawSession(t, "2025-11-25")
+	for range 2 {
+		if r := s.call(t, "counted", map[string]any{"x": 4}).tool(t); r.Content[0].Text != `[{"x":4}]` {
+			t.Fatalf("after the reload: %+v", r)
+		}
+	}
+	if n := countedCalls(t); n != 4 {
+		t.Fatalf("%d executions, want 4 (the second x=4 from the first level)", n)
 	}
 }
 
