@@ -336,3 +336,20 @@ func inFlight(c *Cache) bool {
 	defer c.flights.mu.Unlock()
 	return len(c.flights.calls) > 0
 }
+
+func TestEvictionsAreCounted(t *testing.T) {
+	c := newCache(t, Config{MaxSize: 1 << 20})
+	pad := strings.Repeat("x", 100<<10)
+	tool := cachedTool(c, "fill", &counter{value: func(n int64) any { return map[string]any{"n": n, "pad": pad} }},
+		pipeline.CachePolicy{TTL: time.Hour})
+	for i := range 30 { // 3 MB through a 1 MiB cache
+		run(t, tool, map[string]any{"i": i}, nil)
+	}
+	if st := c.Stats(); st.Evictions == 0 {
+		t.Fatalf("no evictions counted: %+v", st)
+	}
+	// The newest entry is still there.
+	if n, status, _ := run(t, tool, map[string]any{"i": 29}, nil); n != 30 || status != StatusHit {
+		t.Fatalf("newest entry: n=%d %s", n, status)
+	}
+}
