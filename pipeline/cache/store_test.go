@@ -92,3 +92,21 @@ func TestSecondLevelDownDegrades(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// A node that never saw an entry can still serve it stale from the second
+// level when its execution fails.
+func TestSecondLevelServesStale(t *testing.T) {
+	store := &memStore{}
+	cfg := Config{Store: store, StaleIfError: time.Minute}
+	nodeA := cachedTool(newCache(t, cfg), "stale-l2", &counter{}, pipeline.CachePolicy{TTL: 50 * time.Millisecond})
+	failing := &counter{}
+	failing.fail.Store(true)
+	nodeB := cachedTool(newCache(t, cfg), "stale-l2", failing, pipeline.CachePolicy{TTL: 50 * time.Millisecond})
+	run(t, nodeA, nil, nil)
+	time.Sleep(80 * time.Millisecond)
+	call := &pipeline.Call{Tool: nodeB}
+	res, err := nodeB.Executor.Execute(context.Background(), call)
+	if err != nil || call.CacheStatus != StatusStale || res.Meta[MetaKey] == nil {
+		t.Fatalf("node B: res=%+v err=%v status=%q", res, err, call.CacheStatus)
+	}
+}
