@@ -37,6 +37,7 @@ func Open(url string, timeout time.Duration) (*Store, error) {
 	opts.WriteTimeout = timeout
 	opts.PoolTimeout = timeout
 	opts.MaxRetries = -1 // no retries: a miss is cheaper than waiting
+	opts.DialerRetries = 1
 	opts.ContextTimeoutEnabled = true
 	// No extra round trips on connect (CLIENT SETINFO, maintenance
 	// notifications): a cache level should cost one command per operation.
