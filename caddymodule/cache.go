@@ -1,6 +1,8 @@
 package caddymodule
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"strings"
@@ -199,10 +201,19 @@ func (h *Handler) provisionCache(ctx caddy.Context, tools []*pipeline.Tool, repl
 			cfg.Store = store
 		}
 	}
-	c, err := cache.New(cfg)
+	key := h.cachePoolKey(cfg)
+	val, _, err := cachePools.LoadOrNew(key, func() (caddy.Destructor, error) {
+		c, err := cache.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return sharedCache{c}, nil
+	})
 	if err != nil {
 		return err
 	}
+	h.cacheKey = key
+	c := val.(sharedCache).Cache
 	h.cache = c
 	for _, t := range tools {
 		t.Executor = c.Wrap(t)
@@ -210,13 +221,15 @@ func (h *Handler) provisionCache(ctx caddy.Context, tools []*pipeline.Tool, repl
 	return nil
 }
 
-// cleanupCache releases this config's cache. Requests of this config still
-// in flight keep working: bigcache's Close only stops its cleaner.
+// cleanupCache releases this config's share of the cache. Requests of this
+// config still in flight keep working: bigcache's Close only stops its
+// cleaner.
 func (h *Handler) cleanupCache() {
-	if h.cache != nil {
-		_ = h.cache.Close()
-		h.cache = nil
+	if h.cacheKey != "" {
+		_, _ = cachePools.Delete(h.cacheKey)
+		h.cacheKey = ""
 	}
+	h.cache = nil
 	if h.redisKey != "" {
 		_, _ = redisPools.Delete(h.redisKey)
 		h.redisKey = ""
@@ -230,6 +243,31 @@ func (h *Handler) CacheStats() cache.Stats {
 		return cache.Stats{}
 	}
 	return h.cache.Stats()
+}
+
+// cachePools keeps a cache across `caddy reload` (and its counters
+// monotonic) while nothing that shapes it changes: its settings, the
+// longest TTL, and which database each connector name points at (keys hold
+// connector names, so two endpoints may share entries only when the names
+// mean the same databases).
+var cachePools = caddy.NewUsagePool()
+
+type sharedCache struct{ *cache.Cache }
+
+func (s sharedCache) Destruct() error { return s.Close() }
+
+// cachePoolKey identifies a cache. It hashes the connector settings (DSNs
+// with passwords) and the Redis key, so it can be held safely, but it is
+// still never logged.
+func (h *Handler) cachePoolKey(cfg cache.Config) string {
+	sum := sha256.New()
+	for i, c := range h.Connectors {
+		if i < len(h.poolKeys) {
+			fmt.Fprintf(sum, "%q=%q\n", c.Name, h.poolKeys[i])
+		}
+	}
+	fmt.Fprintf(sum, "%d|%d|%d|%q|%q|%d", cfg.MaxSize, cfg.MaxTTL, cfg.StaleIfError, h.redisKey, cfg.KeyPrefix, cfg.StoreTimeout)
+	return hex.EncodeToString(sum.Sum(nil))
 }
 
 // redisPools shares Redis clients across reloads, as connectorPools does

@@ -236,3 +236,34 @@ func privateRedis(t *testing.T) (string, func()) {
 	redisClient(t, url)
 	return url, kill
 }
+
+// reloadSession reloads the gateway with cf and opens a new session on it.
+// Caddy closes the old server's keep-alive connections during the hand-over
+// and Go does not retry a POST, so idle connections are dropped first and
+// the session's opening is retried briefly (as reload_test.go does).
+func reloadSession(t *testing.T, g *gateway, cf string) *rawSession {
+	t.Helper()
+	if err := g.load(cf); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	for attempt := 0; ; attempt++ {
+		http.DefaultClient.CloseIdleConnections()
+		body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+		req, _ := http.NewRequest(http.MethodPost, g.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		res, err := http.DefaultClient.Do(req)
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+			err = fmt.Errorf("HTTP %d", res.StatusCode)
+		}
+		if attempt == 5 {
+			t.Fatalf("gateway not answering after the reload: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return g.rawSession(t, "2025-11-25")
+}

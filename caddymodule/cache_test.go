@@ -95,6 +95,33 @@ func TestCacheTTLs(t *testing.T) {
 	}
 }
 
+// A reload that changes nothing about the cache keeps it; one that changes
+// a tool's statement cannot serve the old statement's entries.
+func TestCacheAcrossReloads(t *testing.T) {
+	cacheSchema(t)
+	cf := func(where string) string {
+		return cacheCaddyfile("SITE", postgresURL(), "", `
+		tool item {
+			description "An item by id"
+			use main
+			statement "SELECT id, name FROM cache_e2e.items WHERE id = {{ inputs.id }}`+where+`"
+			input id int required
+			cache 1h
+		}`)
+	}
+	g := startGateway(t, cf(""))
+	if got := itemName(t, g.rawSession(t, "2025-11-25"), "item", 1); got != "A" {
+		t.Fatal(got)
+	}
+	execSQL(t, testDB(t), `UPDATE cache_e2e.items SET name = 'B' WHERE id = 1`)
+	if got := itemName(t, reloadSession(t, g, cf("")), "item", 1); got != "A" {
+		t.Fatalf("after an unchanged reload: %q, want the cached A", got)
+	}
+	if got := itemName(t, reloadSession(t, g, cf(" AND true")), "item", 1); got != "B" {
+		t.Fatalf("after the statement changed: %q, want B", got)
+	}
+}
+
 // 100 concurrent misses on one key run the statement once.
 func TestCacheSingleFlight(t *testing.T) {
 	cacheSchema(t)
@@ -182,12 +209,16 @@ func TestCacheRedisSharedByTwoGateways(t *testing.T) {
 	rc := redisClient(t, testRedisURL())
 	prefix := fmt.Sprintf("edgemcp-cache-test-%d:", time.Now().UnixNano())
 	t.Cleanup(func() { keysWithPrefix(t, rc, prefix, true) })
-	block := fmt.Sprintf("cache {\n\t\t\tredis %s\n\t\t\tkey_prefix %s\n\t\t}", testRedisURL(), prefix)
+	// Identical settings would share one in-process cache (cachePools);
+	// different sizes keep the two first levels apart, as on two nodes.
+	block := "cache {\n\t\t\tredis %s\n\t\t\tkey_prefix %s\n\t\t\tmax_size %s\n\t\t}"
+	blockA := fmt.Sprintf(block, testRedisURL(), prefix, "32MiB")
+	blockB := fmt.Sprintf(block, testRedisURL(), prefix, "16MiB")
 	tools := fmt.Sprintf(countedTool, "cache 1h")
 	portB := freePort(t)
 	siteB := fmt.Sprintf("http://:%d {\n\tbind 127.0.0.1\n", portB)
-	cf := cacheCaddyfile("SITE", postgresURL(), block, tools) + "\n" +
-		strings.Replace(cacheCaddyfile("SITEB", postgresURL(), block, tools), "SITEB {\n", siteB, 1)
+	cf := cacheCaddyfile("SITE", postgresURL(), blockA, tools) + "\n" +
+		strings.Replace(cacheCaddyfile("SITEB", postgresURL(), blockB, tools), "SITEB {\n", siteB, 1)
 	g := startGateway(t, cf)
 	gB := &gateway{t: t, port: portB, URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", portB)}
 
@@ -235,11 +266,9 @@ func TestCacheRedisDown(t *testing.T) {
 		t.Fatalf("three calls with Redis down took %s", d)
 	}
 
-	// A Redis that is down when the config loads is not a config error.
-	if err := g.load(cf); err != nil {
-		t.Fatalf("reload with Redis down: %v", err)
-	}
-	s = g.rawSession(t, "2025-11-25")
+	// A Redis that is down when the config loads is not a config error
+	// (another timeout: a new client and a new cache).
+	s = reloadSession(t, g, strings.Replace(cf, "redis_timeout 200ms", "redis_timeout 300ms", 1))
 	for range 2 {
 		if r := s.call(t, "counted", map[string]any{"x": 4}).tool(t); r.Content[0].Text != `[{"x":4}]` {
 			t.Fatalf("after the reload: %+v", r)

@@ -67,6 +67,7 @@ type Handler struct {
 	poolKeys   []string
 	logger     *zap.Logger
 	cache      *cache.Cache
+	cacheKey   string
 	redisKey   string
 }
 
