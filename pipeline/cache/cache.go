@@ -2,7 +2,6 @@ package cache
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -155,7 +154,7 @@ func (c *Cache) store(ctx context.Context, key string, b []byte, ttl time.Durati
 	if len(b) > c.maxEntry {
 		return false
 	}
-	if err := c.l1.Set(key, b); err != nil && !errors.Is(err, bigcache.ErrEntryNotFound) {
+	if err := c.l1.Set(key, b); err != nil {
 		return false
 	}
 	// The second level keeps the entry through the stale window too, so a
