@@ -4,6 +4,7 @@
 // the same concurrency, then prints requests/s, p50/p99/max and the ratio.
 //
 //	go run ./bench -clients 32 -duration 10s
+//	go run ./bench -scenario cache -clients 32 -duration 10s   (cachehit.go)
 //
 // The gateway runs in this process (caddy.Load of a Caddyfile, as
 // `caddy run` does) unless -url points at a running one.
@@ -41,12 +42,18 @@ func main() {
 	url := flag.String("url", "", "measure a running gateway's get-user tool instead of starting one")
 	version := flag.String("protocol", "2025-11-25", "MCP protocol version the sessions negotiate")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the gateway phase to this file")
+	scenario := flag.String("scenario", "db", "db: gateway vs direct pgx; cache: cache hits vs Caddy's respond (cachehit.go)")
+	hot := flag.Int("hot", 100, "cache scenario: distinct keys called")
 	flag.Parse()
 
 	ctx := context.Background()
 	db, err := pgxpool.New(ctx, *dsn)
 	check(err)
 	check(setup(ctx, db, *rows))
+	if *scenario == "cache" {
+		runCacheBench(ctx, *dsn, *clients, *duration, min(*hot, *rows), *version, *cpuProfile)
+		return
+	}
 
 	if *url == "" {
 		*url = startGateway(*dsn, *clients, *readOnly)

@@ -36,6 +36,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		session_idle_timeout <duration>
 //		allowed_origins <origin...>
 //		connector <name> postgres|sqlite <dsn-or-path> { ... }
+//		cache { ... }
 //		tool <name> { ... }
 //	}
 //
@@ -106,6 +107,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.Connectors = append(h.Connectors, c)
 		case "auth", "default_auth":
 			if err := h.parseAuthDirective(d); err != nil {
+				return err
+			}
+		case "cache":
+			if err := parseCacheBlock(d, h); err != nil {
 				return err
 			}
 		case "tool":
@@ -235,6 +240,12 @@ func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
 				return t, err
 			}
 			t.Annotations = a
+		case "cache":
+			c, err := parseToolCache(d, t.Name)
+			if err != nil {
+				return t, err
+			}
+			t.Cache = c
 		default:
 			return t, d.Errf("tool %q: unrecognized sub-directive %q", t.Name, sub)
 		}

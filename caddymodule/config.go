@@ -36,7 +36,8 @@ type ToolConfig struct {
 	Inputs      []InputConfig      `json:"inputs,omitempty"`
 	Annotations *AnnotationsConfig `json:"annotations,omitempty"`
 	// Auth is the tool's auth provider and policy (replaces default_auth).
-	Auth *AuthPolicyConfig `json:"auth,omitempty"`
+	Auth  *AuthPolicyConfig `json:"auth,omitempty"`
+	Cache *ToolCacheConfig  `json:"cache,omitempty"`
 }
 
 // InputConfig declares one input of a tool.

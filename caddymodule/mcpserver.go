@@ -140,6 +140,9 @@ func encodeResult(res *pipeline.Result, version string) (*mcp.CallToolResult, *p
 		if err := json.Unmarshal(res.Native, &out); err != nil {
 			return nil, pipeline.Fail(pipeline.StageResponse, err, "tool returned an invalid MCP result")
 		}
+		if res.Meta != nil {
+			addMeta(&out, res.Meta)
+		}
 		return &out, nil
 	}
 	text, err := json.Marshal(res.Value)
@@ -149,6 +152,9 @@ func encodeResult(res *pipeline.Result, version string) (*mcp.CallToolResult, *p
 	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(text))}}
 	if version >= structuredSince {
 		out.StructuredContent = map[string]json.RawMessage{"results": text}
+	}
+	if res.Meta != nil {
+		addMeta(out, res.Meta)
 	}
 	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/pipeline/cache"
 )
 
 func init() {
@@ -56,6 +57,8 @@ type Handler struct {
 
 	Connectors []ConnectorConfig `json:"connectors,omitempty"`
 	Tools      []ToolConfig      `json:"tools,omitempty"`
+	// Cache is the result cache (cache.go).
+	Cache *CacheConfig `json:"cache,omitempty"`
 
 	authConfig // auth providers, default_auth (auth_config.go)
 
@@ -65,6 +68,9 @@ type Handler struct {
 	streamable *server.StreamableHTTPServer
 	poolKeys   []string
 	logger     *zap.Logger
+	cache      *cache.Cache
+	cacheKey   string
+	redisKey   string
 }
 
 // CaddyModule returns the Caddy module information.
@@ -127,6 +133,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 		tools = append(tools, t)
 	}
+	if err := h.provisionCache(ctx, tools, repl); err != nil {
+		return err
+	}
 	engine, err := pipeline.NewEngine(tools)
 	if err != nil {
 		return err
@@ -164,6 +173,7 @@ func (h *Handler) Cleanup() error {
 		_ = h.streamable.Shutdown(ctx)
 		cancel()
 	}
+	h.cleanupCache()
 	for _, key := range h.poolKeys {
 		releaseConnector(key)
 	}

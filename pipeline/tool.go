@@ -41,6 +41,8 @@ type Tool struct {
 	// logging, elicitation) and so need the MCP session; others may be
 	// answered directly by the transport.
 	Interactive bool
+	// Cache is the tool's result cache policy; nil when not cached.
+	Cache *CachePolicy
 }
 
 // Annotations are MCP tool annotations; nil means "not stated".
@@ -111,6 +113,9 @@ type Call struct {
 	Inputs   map[string]any
 	Identity *Identity
 	Request  *RequestInfo
+	// CacheStatus is set by the result cache: "hit", "miss", "stale", or
+	// "" when the call was not cached.
+	CacheStatus string
 }
 
 // Result is what a tool produced. Value is encoded as the MCP text block and
@@ -120,4 +125,7 @@ type Call struct {
 type Result struct {
 	Value  any
 	Native json.RawMessage
+	// Meta, when set, is added to the result's _meta (e.g. a stale cache
+	// serve says so there).
+	Meta map[string]any
 }

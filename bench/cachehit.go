@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+)
+
+// The cache-hit scenario (-scenario cache): in one Caddy, the get-user tool
+// with `cache 1h` answering from the result cache, next to a stock
+// `respond` handler whose body is as long as the tool's answer. Both are
+// driven by the same clients over the same HTTP transport, in alternating
+// rounds; the ratio says what the MCP endpoint, the pipeline and the cache
+// cost over Caddy's cheapest handler.
+
+// cacheGatewayConfig is the Caddyfile: the respond route returns bodySize
+// bytes (0 before the size is known).
+func cacheGatewayConfig(port int, dsn string, clients, bodySize int) string {
+	return fmt.Sprintf(`{
+	admin off
+	persist_config off
+	log {
+		level ERROR
+	}
+}
+http://127.0.0.1:%d {
+	respond /respond "%s" 200
+	mcp /mcp {
+		connector main postgres %s {
+			max_conns %d
+		}
+		tool get-user {
+			description "Fetch a user by id"
+			use main
+			statement "SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id = {{ inputs.id }}"
+			input id int required
+			cache 1h
+		}
+	}
+}`, port, strings.Repeat("x", bodySize), dsn, clients)
+}
+
+func loadCaddyfile(src string) {
+	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), nil)
+	check(err)
+	check(caddy.Load(cfg, true))
+}
+
+// runCacheBench measures respond, then cache hits over hot distinct keys,
+// and prints both and the ratio.
+func runCacheBench(ctx context.Context, dsn string, clients int, d time.Duration, hot int, version, cpuProfile string) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	mcpURL := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	respondURL := fmt.Sprintf("http://127.0.0.1:%d/respond", port)
+
+	// Learn the size of the tool's answer, then give respond a body that long.
+	loadCaddyfile(cacheGatewayConfig(port, dsn, clients, 0))
+	probe, err := openSession(ctx, mcpURL, version)
+	check(err)
+	body, _, err := probe.post(ctx, callBody(1, int64(hot)))
+	check(err)
+	loadCaddyfile(cacheGatewayConfig(port, dsn, clients, len(body)))
+	defer caddy.Stop()
+
+	fmt.Printf("edgemcp cache bench: %d clients, %s per side, %d hot keys, %d-byte answers, GOMAXPROCS=%d\n",
+		clients, d, hot, len(body), runtime.GOMAXPROCS(0))
+	client := &http.Client{Transport: transport}
+	sessions := make([]*session, clients)
+	for i := range sessions {
+		sessions[i], err = openSession(ctx, mcpURL, version)
+		check(err)
+	}
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+	}
+	// The machine is shared: alternating short rounds gives both sides the
+	// same background load.
+	respond, hits := &stats{}, &stats{}
+	for range benchRounds {
+		respond.merge(drive(clients, d/benchRounds, func(r *rand.Rand) error {
+			return postRespond(ctx, client, respondURL, callBody(r.Int64(), r.Int64N(int64(hot))+1))
+		}))
+		hits.merge(drive(clients, d/benchRounds, func(r *rand.Rand) error {
+			// drive's one-second warm-up fills the cache with the hot keys.
+			return sessions[r.IntN(clients)].callGetUser(ctx, r.Int64N(int64(hot))+1)
+		}))
+	}
+	pprof.StopCPUProfile()
+	respond.print("caddy respond")
+	hits.print("edgemcp cache hit")
+	fmt.Printf("ratio: cache hit/respond = %.2f (target ≥ 0.50)\n", hits.rps()/respond.rps())
+}
+
+const benchRounds = 4
+
+// merge adds another round's measurements.
+func (s *stats) merge(o *stats) {
+	s.lat = append(s.lat, o.lat...)
+	slices.Sort(s.lat)
+	s.errors += o.errors
+	s.elapsed += o.elapsed
+}
+
+func callBody(id, user int64) string {
+	return `{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) +
+		`,"method":"tools/call","params":{"name":"get-user","arguments":{"id":` + strconv.FormatInt(user, 10) + `}}}`
+}
+
+// postRespond sends what an MCP client would send, to the respond route.
+func postRespond(ctx context.Context, client *http.Client, url, body string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	_, err = io.Copy(io.Discard, res.Body)
+	if err == nil && res.StatusCode != http.StatusOK {
+		err = fmt.Errorf("respond: HTTP %d", res.StatusCode)
+	}
+	return err
+}

@@ -1,0 +1,311 @@
+package caddymodule
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/dustin/go-humanize"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/edgemcp/edgemcp/connectors/rediscache"
+	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/pipeline/cache"
+)
+
+// CacheConfig is the mcp block's `cache { ... }`: the result cache shared by
+// the endpoint's cached tools (DESIGN 2.4).
+type CacheConfig struct {
+	// MaxSize bounds the in-process first level in bytes (default 64 MiB).
+	MaxSize int64 `json:"max_size,omitempty"`
+	// DefaultTTL caches every DB-backed tool that says nothing about
+	// caching; 0 (the default) caches only tools with `cache <ttl>`.
+	DefaultTTL caddy.Duration `json:"default_ttl,omitempty"`
+	// StaleIfError serves an entry expired at most this long ago when the
+	// connector fails, marked stale in the result's _meta.
+	StaleIfError caddy.Duration `json:"stale_if_error,omitempty"`
+	// Redis is the URL of the optional shared second level. It may hold a
+	// password and is never logged.
+	Redis string `json:"redis,omitempty"`
+	// KeyPrefix starts every Redis key (default "edgemcp:"): gateways that
+	// share a Redis but not their databases need different prefixes.
+	KeyPrefix string `json:"key_prefix,omitempty"`
+	// RedisTimeout bounds each Redis operation (default 100ms).
+	RedisTimeout caddy.Duration `json:"redis_timeout,omitempty"`
+}
+
+// ToolCacheConfig is a tool's `cache <ttl> | cache off | cache shared [<ttl>]`.
+type ToolCacheConfig struct {
+	TTL    caddy.Duration `json:"ttl,omitempty"`
+	Shared bool           `json:"shared,omitempty"`
+	Off    bool           `json:"off,omitempty"`
+}
+
+// parseCacheBlock reads
+//
+//	cache {
+//		max_size <size>
+//		default_ttl <duration>
+//		stale_if_error <duration>
+//		redis <url>
+//		key_prefix <prefix>
+//		redis_timeout <duration>
+//	}
+func parseCacheBlock(d *caddyfile.Dispenser, h *Handler) error {
+	if h.Cache != nil {
+		return d.Errf("cache block declared twice")
+	}
+	if d.NextArg() {
+		return d.Errf("cache takes a block, not arguments: cache { max_size ... }")
+	}
+	c := new(CacheConfig)
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		sub := d.Val()
+		var dur *caddy.Duration
+		switch sub {
+		case "max_size":
+			var s string
+			if err := oneArg(d, &s); err != nil {
+				return err
+			}
+			n, err := humanize.ParseBytes(s)
+			if err != nil || n < 1<<20 || n > 1<<40 {
+				return d.Errf("cache: max_size must be a size between 1MiB and 1TiB, got %q", s)
+			}
+			c.MaxSize = int64(n)
+		case "default_ttl":
+			dur = &c.DefaultTTL
+		case "stale_if_error":
+			dur = &c.StaleIfError
+		case "redis_timeout":
+			dur = &c.RedisTimeout
+		case "redis":
+			if err := oneArg(d, &c.Redis); err != nil {
+				return err
+			}
+			if !strings.HasPrefix(c.Redis, "redis://") && !strings.HasPrefix(c.Redis, "rediss://") && !strings.HasPrefix(c.Redis, "{") {
+				return d.Errf("cache: redis wants a redis:// or rediss:// URL")
+			}
+		case "key_prefix":
+			if err := oneArg(d, &c.KeyPrefix); err != nil {
+				return err
+			}
+		default:
+			return d.Errf("cache: unrecognized sub-directive %q (want max_size, default_ttl, stale_if_error, redis, key_prefix, redis_timeout)", sub)
+		}
+		if dur != nil {
+			v, err := durationArg(d)
+			if err != nil {
+				return err
+			}
+			*dur = caddy.Duration(v)
+		}
+	}
+	h.Cache = c
+	return nil
+}
+
+// parseToolCache reads a tool's `cache <ttl>`, `cache off`, `cache shared`
+// or `cache shared <ttl>` (the two words in either order).
+func parseToolCache(d *caddyfile.Dispenser, tool string) (*ToolCacheConfig, error) {
+	args := d.RemainingArgs()
+	if len(args) == 0 || len(args) > 2 {
+		return nil, d.Errf("tool %q: usage: cache <ttl> | cache off | cache shared [<ttl>]", tool)
+	}
+	c := new(ToolCacheConfig)
+	for _, a := range args {
+		switch {
+		case a == "off":
+			c.Off = true
+		case a == "shared" && !c.Shared:
+			c.Shared = true
+		default:
+			ttl, err := caddy.ParseDuration(a)
+			if err != nil || ttl <= 0 || c.TTL != 0 {
+				return nil, d.Errf("tool %q: cache: invalid ttl %q (usage: cache <ttl> | cache off | cache shared [<ttl>])", tool, a)
+			}
+			c.TTL = caddy.Duration(ttl)
+		}
+	}
+	if c.Off && len(args) > 1 {
+		return nil, d.Errf("tool %q: cache off takes nothing else", tool)
+	}
+	return c, nil
+}
+
+// cachePolicy is the effective policy of a tool: its own `cache` line, else
+// default_ttl for DB-backed tools; other tools (scripts, proxies) are only
+// cached when they say so.
+func cachePolicy(t *pipeline.Tool, tc *ToolCacheConfig, block *CacheConfig) (*pipeline.CachePolicy, error) {
+	var defaultTTL time.Duration
+	if block != nil {
+		defaultTTL = time.Duration(block.DefaultTTL)
+	}
+	if tc == nil {
+		if _, isDB := t.Executor.(*pipeline.DBExecutor); isDB && defaultTTL > 0 {
+			return &pipeline.CachePolicy{TTL: defaultTTL}, nil
+		}
+		return nil, nil
+	}
+	if tc.Off {
+		return nil, nil
+	}
+	ttl := time.Duration(tc.TTL)
+	if ttl == 0 {
+		ttl = defaultTTL
+	}
+	if ttl <= 0 {
+		return nil, fmt.Errorf("tool %q: cache shared needs a ttl (cache shared <ttl>) or default_ttl in the cache block", t.Name)
+	}
+	return &pipeline.CachePolicy{TTL: ttl, Shared: tc.Shared}, nil
+}
+
+// provisionCache sets each tool's cache policy and, when any tool is
+// cached, builds the cache and puts it in front of those tools' executors.
+func (h *Handler) provisionCache(ctx caddy.Context, tools []*pipeline.Tool, repl *caddy.Replacer) error {
+	own := make(map[string]*ToolCacheConfig, len(h.Tools))
+	for _, tc := range h.Tools {
+		own[tc.Name] = tc.Cache
+	}
+	var maxTTL time.Duration
+	for _, t := range tools {
+		p, err := cachePolicy(t, own[t.Name], h.Cache)
+		if err != nil {
+			return err
+		}
+		t.Cache = p
+		if p != nil {
+			maxTTL = max(maxTTL, p.TTL)
+		}
+	}
+	if maxTTL == 0 {
+		return nil // nothing to cache
+	}
+	cfg := cache.Config{MaxTTL: maxTTL, Logger: ctx.Slogger()}
+	if b := h.Cache; b != nil {
+		cfg.MaxSize = b.MaxSize
+		cfg.StaleIfError = time.Duration(b.StaleIfError)
+		cfg.KeyPrefix = repl.ReplaceKnown(b.KeyPrefix, "")
+		cfg.StoreTimeout = time.Duration(b.RedisTimeout)
+		if b.Redis != "" {
+			store, key, err := acquireRedis(repl.ReplaceKnown(b.Redis, ""), cfg.StoreTimeout)
+			if err != nil {
+				return err
+			}
+			h.redisKey = key
+			cfg.Store = store
+		}
+	}
+	key := h.cachePoolKey(cfg)
+	val, _, err := cachePools.LoadOrNew(key, func() (caddy.Destructor, error) {
+		c, err := cache.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return sharedCache{c}, nil
+	})
+	if err != nil {
+		return err
+	}
+	h.cacheKey = key
+	c := val.(sharedCache).Cache
+	h.cache = c
+	for _, t := range tools {
+		t.Executor = c.Wrap(t)
+	}
+	return nil
+}
+
+// cleanupCache releases this config's share of the cache. Requests of this
+// config still in flight keep working: bigcache's Close only stops its
+// cleaner.
+func (h *Handler) cleanupCache() {
+	if h.cacheKey != "" {
+		_, _ = cachePools.Delete(h.cacheKey)
+		h.cacheKey = ""
+	}
+	h.cache = nil
+	if h.redisKey != "" {
+		_, _ = redisPools.Delete(h.redisKey)
+		h.redisKey = ""
+	}
+}
+
+// CacheStats returns the result cache's counters (zero when nothing is
+// cached), for metrics.
+func (h *Handler) CacheStats() cache.Stats {
+	if h.cache == nil {
+		return cache.Stats{}
+	}
+	return h.cache.Stats()
+}
+
+// cachePools keeps a cache across `caddy reload` (and its counters
+// monotonic) while nothing that shapes it changes: its settings, the
+// longest TTL, and which database each connector name points at (keys hold
+// connector names, so two endpoints may share entries only when the names
+// mean the same databases).
+var cachePools = caddy.NewUsagePool()
+
+type sharedCache struct{ *cache.Cache }
+
+func (s sharedCache) Destruct() error { return s.Close() }
+
+// cachePoolKey identifies a cache. It hashes the connector settings (DSNs
+// with passwords) and the Redis key, so it can be held safely, but it is
+// still never logged.
+func (h *Handler) cachePoolKey(cfg cache.Config) string {
+	sum := sha256.New()
+	for i, c := range h.Connectors {
+		if i < len(h.poolKeys) {
+			fmt.Fprintf(sum, "%q=%q\n", c.Name, h.poolKeys[i])
+		}
+	}
+	fmt.Fprintf(sum, "%d|%d|%d|%q|%q|%d", cfg.MaxSize, cfg.MaxTTL, cfg.StaleIfError, h.redisKey, cfg.KeyPrefix, cfg.StoreTimeout)
+	return hex.EncodeToString(sum.Sum(nil))
+}
+
+// redisPools shares Redis clients across reloads, as connectorPools does
+// for databases: in-flight calls of the old config keep a working client.
+var redisPools = caddy.NewUsagePool()
+
+type sharedRedis struct{ *rediscache.Store }
+
+func (s sharedRedis) Destruct() error { return s.Close() }
+
+// acquireRedis returns the shared client for url. The key holds the URL
+// (and any password) and must never be logged.
+func acquireRedis(url string, timeout time.Duration) (cache.Store, string, error) {
+	if timeout <= 0 {
+		timeout = 100 * time.Millisecond
+	}
+	key := fmt.Sprintf("%s\x00%d", url, timeout)
+	val, _, err := redisPools.LoadOrNew(key, func() (caddy.Destructor, error) {
+		s, err := rediscache.Open(url, timeout)
+		if err != nil {
+			return nil, err
+		}
+		return sharedRedis{s}, nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("cache: %v", err)
+	}
+	return val.(sharedRedis).Store, key, nil
+}
+
+// addMeta merges fields into a result's _meta (a stale cache serve says so
+// there), keeping what a native result already carries.
+func addMeta(out *mcp.CallToolResult, fields map[string]any) {
+	if out.Meta == nil {
+		out.Meta = &mcp.Meta{}
+	}
+	if out.Meta.AdditionalFields == nil {
+		out.Meta.AdditionalFields = make(map[string]any, len(fields))
+	}
+	maps.Copy(out.Meta.AdditionalFields, fields)
+}

@@ -1,0 +1,70 @@
+// Package rediscache is the Redis second level of the result cache: it
+// implements pipeline/cache.Store with go-redis, so that several gateway
+// nodes share hits. It never blocks a call for long: every operation has a
+// short timeout and no retries (the cache's breaker decides when to try
+// again), and a Redis that is down at start-up is not an error.
+package rediscache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/edgemcp/edgemcp/pipeline/cache"
+)
+
+// Store is a Redis-backed cache.Store.
+type Store struct {
+	client *redis.Client
+}
+
+var _ cache.Store = (*Store)(nil)
+
+// Open parses a redis:// or rediss:// URL. It does not connect: the first
+// operation does, and a failure then only degrades the cache.
+func Open(url string, timeout time.Duration) (*Store, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		// go-redis errors may quote the URL, which can hold a password.
+		return nil, errors.New("redis: invalid URL (want redis://[user:password@]host:port[/db])")
+	}
+	opts.DialTimeout = timeout
+	opts.ReadTimeout = timeout
+	opts.WriteTimeout = timeout
+	opts.PoolTimeout = timeout
+	opts.MaxRetries = -1 // no retries: a miss is cheaper than waiting
+	opts.DialerRetries = 1
+	opts.ContextTimeoutEnabled = true
+	// No extra round trips on connect (CLIENT SETINFO, maintenance
+	// notifications): a cache level should cost one command per operation.
+	opts.DisableIdentity = true
+	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	return &Store{client: redis.NewClient(opts)}, nil
+}
+
+// Get returns the value of key, or nil, nil when it is absent.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	b, err := s.client.Get(ctx, key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redis get: %w", err)
+	}
+	return b, nil
+}
+
+// Set stores value under key for ttl.
+func (s *Store) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if err := s.client.Set(ctx, key, value, ttl).Err(); err != nil {
+		return fmt.Errorf("redis set: %w", err)
+	}
+	return nil
+}
+
+// Close closes the connection pool.
+func (s *Store) Close() error { return s.client.Close() }

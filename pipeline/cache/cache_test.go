@@ -1,0 +1,355 @@
+package cache
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// counter is an executor that returns its call count, so a test can tell
+// a cached result from a fresh one.
+type counter struct {
+	n     atomic.Int64
+	fail  atomic.Bool
+	gate  chan struct{} // when set, Execute waits for it
+	value func(n int64) any
+}
+
+func (c *counter) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
+	n := c.n.Add(1)
+	if c.gate != nil {
+		select {
+		case <-c.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if c.fail.Load() {
+		return nil, &pipeline.PublicError{Public: "database unreachable"}
+	}
+	if c.value != nil {
+		return &pipeline.Result{Value: c.value(n)}, nil
+	}
+	return &pipeline.Result{Value: map[string]any{"n": n, "inputs": call.Inputs}}, nil
+}
+
+type authorizer struct{}
+
+func (authorizer) Authorize(context.Context, *pipeline.Call) (*pipeline.Identity, error) {
+	return nil, nil
+}
+
+func newCache(t *testing.T, cfg Config) *Cache {
+	t.Helper()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func cachedTool(c *Cache, name string, next pipeline.Executor, p pipeline.CachePolicy) *pipeline.Tool {
+	t := &pipeline.Tool{Name: name, Source: "db", Executor: next, Cache: &p}
+	t.Executor = c.Wrap(t)
+	return t
+}
+
+// run calls the tool's (wrapped) executor and returns the "n" of the result
+// and the cache status.
+func run(t *testing.T, tool *pipeline.Tool, inputs map[string]any, id *pipeline.Identity) (int64, string, *pipeline.Result) {
+	t.Helper()
+	call := &pipeline.Call{Tool: tool, Inputs: inputs, Identity: id}
+	res, err := tool.Executor.Execute(context.Background(), call)
+	if err != nil {
+		t.Fatalf("execute: %v", err)
+	}
+	b, _ := json.Marshal(res.Value)
+	var v struct{ N int64 }
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("result %s: %v", b, err)
+	}
+	return v.N, call.CacheStatus, res
+}
+
+func TestHitMissExpiry(t *testing.T) {
+	c := newCache(t, Config{MaxTTL: time.Second})
+	exec := &counter{}
+	short := cachedTool(c, "short", exec, pipeline.CachePolicy{TTL: 150 * time.Millisecond})
+	in := map[string]any{"id": 1}
+
+	steps := []struct {
+		wait   time.Duration
+		n      int64
+		status string
+	}{
+		{0, 1, StatusMiss},
+		{0, 1, StatusHit},
+		{200 * time.Millisecond, 2, StatusMiss}, // expired: never served
+		{0, 2, StatusHit},
+	}
+	for i, s := range steps {
+		time.Sleep(s.wait)
+		n, status, _ := run(t, short, in, nil)
+		if n != s.n || status != s.status {
+			t.Fatalf("step %d: n=%d status=%q, want n=%d status=%q", i, n, status, s.n, s.status)
+		}
+	}
+	if n, status, _ := run(t, short, map[string]any{"id": 2}, nil); n != 3 || status != StatusMiss {
+		t.Fatalf("other inputs: n=%d %s", n, status)
+	}
+	st := c.Stats()
+	if st.Hits != 2 || st.Misses != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	c := newCache(t, Config{})
+	alice := &pipeline.Identity{Subject: "alice", Claims: map[string]any{"iss": "https://a.example"}}
+	aliceB := &pipeline.Identity{Subject: "alice", Claims: map[string]any{"iss": "https://b.example"}}
+	bob := &pipeline.Identity{Subject: "bob"}
+	in := map[string]any{"id": 1}
+
+	tests := []struct {
+		name     string
+		shared   bool
+		auth     bool
+		first    *pipeline.Identity
+		second   *pipeline.Identity
+		wantSame bool
+	}{
+		{"auth scopes by subject", false, true, alice, bob, false},
+		{"auth scopes by issuer", false, true, alice, aliceB, false},
+		{"same caller hits", false, true, alice, alice, true},
+		{"shared ignores identity", true, true, alice, bob, true},
+		{"identity without auth stage still scopes", false, false, alice, bob, false},
+		{"anonymous callers share", false, true, nil, nil, true},
+		{"anonymous never sees a caller's rows", false, true, alice, nil, false},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tool := cachedTool(c, "keys"+string(rune('a'+i)), &counter{}, pipeline.CachePolicy{TTL: time.Minute, Shared: tt.shared})
+			if tt.auth {
+				tool.Auth = authorizer{}
+			}
+			n1, _, _ := run(t, tool, in, tt.first)
+			n2, _, _ := run(t, tool, in, tt.second)
+			if (n1 == n2) != tt.wantSame {
+				t.Fatalf("first n=%d second n=%d, want same=%v", n1, n2, tt.wantSame)
+			}
+		})
+	}
+
+	// Two tools with the same inputs never share entries.
+	exec := &counter{}
+	a := cachedTool(c, "same-a", exec, pipeline.CachePolicy{TTL: time.Minute})
+	b := cachedTool(c, "same-b", exec, pipeline.CachePolicy{TTL: time.Minute})
+	if n1, _, _ := run(t, a, in, nil); n1 != 1 {
+		t.Fatal(n1)
+	}
+	if n2, status, _ := run(t, b, in, nil); n2 != 2 || status != StatusMiss {
+		t.Fatalf("tool b served tool a's entry: n=%d %s", n2, status)
+	}
+}
+
+func TestSingleFlight(t *testing.T) {
+	c := newCache(t, Config{})
+	exec := &counter{gate: make(chan struct{})}
+	tool := cachedTool(c, "flight", exec, pipeline.CachePolicy{TTL: time.Minute})
+
+	const callers = 100
+	var wg sync.WaitGroup
+	results := make([]int64, callers)
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], _, _ = run(t, tool, map[string]any{"id": 7}, nil)
+		}()
+	}
+	// Let every caller join before the one execution finishes.
+	deadline := time.Now().Add(5 * time.Second)
+	for followers(c) != callers-1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(exec.gate)
+	wg.Wait()
+	if got := exec.n.Load(); got != 1 {
+		t.Fatalf("%d executions for %d concurrent misses, want 1", got, callers)
+	}
+	for i, n := range results {
+		if n != 1 {
+			t.Fatalf("caller %d got n=%d", i, n)
+		}
+	}
+	if st := c.Stats(); st.Misses != callers || st.Coalesced != callers-1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// followers is how many callers wait on the running execution.
+func followers(c *Cache) int {
+	c.flights.mu.Lock()
+	defer c.flights.mu.Unlock()
+	n := 0
+	for _, fc := range c.flights.calls {
+		n += fc.followers
+	}
+	return n
+}
+
+func TestWaiterLeavesWithItsContext(t *testing.T) {
+	c := newCache(t, Config{})
+	exec := &counter{gate: make(chan struct{})}
+	tool := cachedTool(c, "leave", exec, pipeline.CachePolicy{TTL: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, err := tool.Executor.Execute(ctx, &pipeline.Call{Tool: tool, Inputs: map[string]any{}})
+		done <- err
+	}()
+	for exec.n.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled caller: %v", err)
+	}
+	// The execution was not cancelled with its first caller: it completes
+	// and its result is cached for the next one.
+	close(exec.gate)
+	for inFlight(c) {
+		time.Sleep(time.Millisecond)
+	}
+	if n, status, _ := run(t, tool, map[string]any{}, nil); n != 1 || status != StatusHit {
+		t.Fatalf("after the abandoned fill: n=%d %s", n, status)
+	}
+}
+
+func TestStaleIfError(t *testing.T) {
+	for _, window := range []time.Duration{0, time.Minute} {
+		c := newCache(t, Config{StaleIfError: window})
+		exec := &counter{}
+		tool := cachedTool(c, "stale", exec, pipeline.CachePolicy{TTL: 50 * time.Millisecond})
+		in := map[string]any{"id": 1}
+		run(t, tool, in, nil)
+		time.Sleep(80 * time.Millisecond)
+		exec.fail.Store(true)
+
+		call := &pipeline.Call{Tool: tool, Inputs: in}
+		res, err := tool.Executor.Execute(context.Background(), call)
+		if window == 0 {
+			if err == nil || !strings.Contains(err.Error(), "database unreachable") {
+				t.Fatalf("no stale window: res=%v err=%v", res, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("stale window: %v", err)
+		}
+		meta, _ := res.Meta[MetaKey].(map[string]any)
+		if call.CacheStatus != StatusStale || meta["status"] != StatusStale {
+			t.Fatalf("status %q meta %v", call.CacheStatus, res.Meta)
+		}
+		// An input never cached has nothing stale to serve.
+		if _, err := tool.Executor.Execute(context.Background(), &pipeline.Call{Tool: tool, Inputs: map[string]any{"id": 2}}); err == nil {
+			t.Fatal("uncached input served despite the failure")
+		}
+		if st := c.Stats(); st.StaleServes != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+	}
+}
+
+func TestPanicIsAnError(t *testing.T) {
+	c := newCache(t, Config{})
+	tool := cachedTool(c, "panics", panicky{}, pipeline.CachePolicy{TTL: time.Minute})
+	_, err := tool.Executor.Execute(context.Background(), &pipeline.Call{Tool: tool})
+	if err == nil || !strings.Contains(err.Error(), "panic: boom") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+type panicky struct{}
+
+func (panicky) Execute(context.Context, *pipeline.Call) (*pipeline.Result, error) { panic("boom") }
+
+func TestLargeResultsAreNotCached(t *testing.T) {
+	c := newCache(t, Config{MaxSize: 1 << 20}) // one shard: entries up to 512 KiB
+	big := strings.Repeat("x", 600<<10)
+	exec := &counter{value: func(n int64) any { return map[string]any{"n": n, "pad": big} }}
+	tool := cachedTool(c, "big", exec, pipeline.CachePolicy{TTL: time.Minute})
+	run(t, tool, nil, nil)
+	if n, _, _ := run(t, tool, nil, nil); n != 2 {
+		t.Fatalf("a result larger than a shard was cached (n=%d)", n)
+	}
+}
+
+func TestNativeAndMapperResults(t *testing.T) {
+	c := newCache(t, Config{})
+	native := json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`)
+	tool := cachedTool(c, "native", executorFunc(func() *pipeline.Result { return &pipeline.Result{Native: native} }), pipeline.CachePolicy{TTL: time.Minute})
+	for range 2 {
+		res, err := tool.Executor.Execute(context.Background(), &pipeline.Call{Tool: tool})
+		if err != nil || string(res.Native) != string(native) || res.Value != nil {
+			t.Fatalf("native: %+v %v", res, err)
+		}
+	}
+	// An output mapper gets plain values from a hit, not JSON bytes.
+	mapped := cachedTool(c, "mapped", &counter{}, pipeline.CachePolicy{TTL: time.Minute})
+	mapped.OutputMapper = noMapper{}
+	run(t, mapped, nil, nil)
+	_, status, res := run(t, mapped, nil, nil)
+	if _, ok := res.Value.(map[string]any); !ok || status != StatusHit {
+		t.Fatalf("mapper input %T (%s)", res.Value, status)
+	}
+}
+
+type executorFunc func() *pipeline.Result
+
+func (f executorFunc) Execute(context.Context, *pipeline.Call) (*pipeline.Result, error) {
+	return f(), nil
+}
+
+type noMapper struct{}
+
+func (noMapper) Transform(_ context.Context, p map[string]any) (any, error) { return p, nil }
+
+func TestEntryDecodeRejectsForeignValues(t *testing.T) {
+	for _, b := range [][]byte{nil, []byte("hello"), append([]byte{9}, make([]byte, headerLen)...)} {
+		if _, ok := decodeEntry(b); ok {
+			t.Errorf("decoded %q", b)
+		}
+	}
+}
+
+func inFlight(c *Cache) bool {
+	c.flights.mu.Lock()
+	defer c.flights.mu.Unlock()
+	return len(c.flights.calls) > 0
+}
+
+func TestEvictionsAreCounted(t *testing.T) {
+	c := newCache(t, Config{MaxSize: 1 << 20})
+	pad := strings.Repeat("x", 100<<10)
+	tool := cachedTool(c, "fill", &counter{value: func(n int64) any { return map[string]any{"n": n, "pad": pad} }},
+		pipeline.CachePolicy{TTL: time.Hour})
+	for i := range 30 { // 3 MB through a 1 MiB cache
+		run(t, tool, map[string]any{"i": i}, nil)
+	}
+	if st := c.Stats(); st.Evictions == 0 {
+		t.Fatalf("no evictions counted: %+v", st)
+	}
+	// The newest entry is still there.
+	if n, status, _ := run(t, tool, map[string]any{"i": 29}, nil); n != 30 || status != StatusHit {
+		t.Fatalf("newest entry: n=%d %s", n, status)
+	}
+}

@@ -1,0 +1,194 @@
+package cache
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"hash"
+	"time"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// Status values of pipeline.Call.CacheStatus.
+const (
+	StatusHit   = "hit"
+	StatusMiss  = "miss"
+	StatusStale = "stale"
+)
+
+// MetaKey is the result _meta key under which a stale serve is announced.
+const MetaKey = "edgemcp/cache"
+
+// Wrap returns t's executor behind the cache according to t.Cache; a tool
+// without a policy keeps its executor.
+func (c *Cache) Wrap(t *pipeline.Tool) pipeline.Executor {
+	if t.Cache == nil || t.Cache.TTL <= 0 || t.Executor == nil {
+		return t.Executor
+	}
+	return &executor{cache: c, next: t.Executor, policy: *t.Cache}
+}
+
+// executor is a cached pipeline.Executor.
+type executor struct {
+	cache  *Cache
+	next   pipeline.Executor
+	policy pipeline.CachePolicy
+}
+
+// Unwrap returns the executor behind the cache.
+func (x *executor) Unwrap() pipeline.Executor { return x.next }
+
+func (x *executor) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
+	key, err := x.key(ctx, call)
+	if err != nil {
+		return nil, err
+	}
+	if key == "" {
+		return x.next.Execute(ctx, call)
+	}
+	c := x.cache
+	cached, found := c.getL1(key, time.Now())
+	if found && cached.fresh(time.Now()) {
+		call.CacheStatus = StatusHit
+		c.hits.Add(1)
+		return cached.result(call)
+	}
+
+	out, joined, err := c.flights.do(ctx, key, func(ctx context.Context) flightResult {
+		return x.fill(ctx, key, call)
+	})
+	if err != nil {
+		return nil, err // this caller's context ended
+	}
+	switch {
+	case out.fromL2:
+		call.CacheStatus = StatusHit
+		c.hits.Add(1)
+		c.l2Hits.Add(1)
+	case out.err != nil:
+		if ctx.Err() == nil {
+			if !found && out.stale != nil {
+				cached, found = decodeEntry(out.stale)
+			}
+			if found && cached.usableStale(time.Now(), c.stale) {
+				return x.serveStale(call, cached)
+			}
+		}
+		return nil, out.err
+	default:
+		call.CacheStatus = StatusMiss
+		c.misses.Add(1)
+		if joined {
+			c.coalesced.Add(1)
+		}
+	}
+	if out.entry == nil {
+		return out.res, nil // not cacheable (too large or not JSON)
+	}
+	e, _ := decodeEntry(out.entry)
+	return e.result(call)
+}
+
+// fill runs once per key among concurrent misses: the second level first,
+// then the real execution, whose result is stored in both levels.
+func (x *executor) fill(ctx context.Context, key string, call *pipeline.Call) flightResult {
+	c := x.cache
+	var stale []byte
+	if b := c.l2.get(ctx, c.prefix+key); b != nil {
+		if e, ok := decodeEntry(b); ok {
+			now := time.Now()
+			if e.fresh(now) {
+				_ = c.l1.Set(key, b)
+				return flightResult{entry: b, fromL2: true}
+			}
+			if e.usableStale(now, c.stale) {
+				stale = b
+			}
+		}
+	}
+	res, err := x.next.Execute(ctx, call)
+	if err != nil {
+		return flightResult{err: err, stale: stale}
+	}
+	b, ok := encodeEntry(res, time.Now(), x.policy.TTL)
+	if !ok || !c.store(ctx, key, b, x.policy.TTL) {
+		return flightResult{res: res}
+	}
+	return flightResult{entry: b}
+}
+
+// serveStale answers with an expired entry after the execution failed, and
+// says so in the result's _meta.
+func (x *executor) serveStale(call *pipeline.Call, e entry) (*pipeline.Result, error) {
+	res, err := e.result(call)
+	if err != nil {
+		return nil, err
+	}
+	call.CacheStatus = StatusStale
+	x.cache.staleServes.Add(1)
+	res.Meta = map[string]any{MetaKey: map[string]any{
+		"status":      StatusStale,
+		"age_seconds": int64(time.Since(e.stored).Seconds()),
+	}}
+	return res, nil
+}
+
+// key is the cache key of a call: the tool, its connector or source, what
+// determines the result (the rendered statement and bound values for a DB
+// tool, the validated inputs otherwise) and, when the tool has auth and is
+// not shared, who is calling. "" means the call is not cached.
+func (x *executor) key(ctx context.Context, call *pipeline.Call) (string, error) {
+	var what []byte
+	if k, ok := x.next.(pipeline.CacheKeyer); ok {
+		b, err := k.CacheKey(ctx, call)
+		if err != nil {
+			var pe *pipeline.Error
+			if errors.As(err, &pe) {
+				return "", pe
+			}
+			return "", err
+		}
+		what = b
+	} else {
+		// encoding/json sorts map keys: equal inputs give equal bytes.
+		b, err := json.Marshal(call.Inputs)
+		if err != nil {
+			return "", nil
+		}
+		what = b
+	}
+	if what == nil {
+		return "", nil
+	}
+	h := sha256.New()
+	field(h, call.Tool.Name)
+	field(h, call.Tool.Source)
+	field(h, string(what))
+	// One caller must never see another's cached result: whenever there is
+	// an auth stage (or an identity), the identity is part of the key.
+	if !x.policy.Shared && (call.Tool.Auth != nil || call.Identity != nil) {
+		if id := call.Identity; id != nil {
+			field(h, "identity")
+			field(h, id.Subject)
+			iss, _ := id.Claims["iss"].(string)
+			field(h, iss)
+		} else {
+			field(h, "anonymous")
+		}
+	}
+	var sum [sha256.Size]byte
+	return call.Tool.Name + ":" + hex.EncodeToString(h.Sum(sum[:0])), nil
+}
+
+// field writes a length-prefixed string, so that no two different field
+// sequences hash the same bytes.
+func field(h hash.Hash, s string) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+	h.Write(n[:])
+	h.Write([]byte(s))
+}

@@ -1,0 +1,41 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// CachePolicy is how a tool's results are cached (DESIGN 2.4). The cache
+// itself lives in pipeline/cache and wraps the tool's Executor.
+type CachePolicy struct {
+	// TTL is how long a result is served from the cache.
+	TTL time.Duration
+	// Shared keeps the caller's identity out of the key: every caller of
+	// the tool sees the same cached result.
+	Shared bool
+}
+
+// CacheKeyer is implemented by executors that know what determines their
+// result better than the validated inputs do. A nil key with a nil error
+// means "do not cache this call".
+type CacheKeyer interface {
+	CacheKey(ctx context.Context, call *Call) ([]byte, error)
+}
+
+// CacheKey is the compiled statement as rendered for this call and its
+// bound values: two calls with the same key run the same query.
+func (d *DBExecutor) CacheKey(_ context.Context, call *Call) ([]byte, error) {
+	sql, args, err := d.Statement.Render(call.Inputs)
+	if err != nil {
+		return nil, Fail(StageValidation, err, "%s", err.Error())
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, nil // a value JSON cannot express: run uncached
+	}
+	out := make([]byte, 0, len(sql)+1+len(b))
+	out = append(out, sql...)
+	out = append(out, 0)
+	return append(out, b...), nil
+}
