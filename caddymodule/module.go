@@ -63,6 +63,9 @@ type Handler struct {
 	streamable *server.StreamableHTTPServer
 	poolKeys   []string
 	logger     *zap.Logger
+
+	toolObs     map[string]*toolObs // telemetry per tool (observe.go)
+	unknownTool *toolObs
 }
 
 // CaddyModule returns the Caddy module information.
@@ -124,6 +127,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.engine = engine
+	if err := h.provisionObservability(ctx, conns); err != nil {
+		return err
+	}
 	h.mcp, h.streamable = h.newMCPServer(ctx)
 	h.logger.Debug("mcp endpoint provisioned", zap.Int("tools", len(tools)), zap.Int("connectors", len(conns)))
 	return nil
@@ -156,6 +162,7 @@ func (h *Handler) Cleanup() error {
 		_ = h.streamable.Shutdown(ctx)
 		cancel()
 	}
+	h.unexposeAll()
 	for _, key := range h.poolKeys {
 		releaseConnector(key)
 	}

@@ -111,6 +111,9 @@ type Call struct {
 	Inputs   map[string]any
 	Identity *Identity
 	Request  *RequestInfo
+	// CacheStatus is what the result cache did for this call: "hit",
+	// "miss", "stale" (served after a failure), or "" (not cached).
+	CacheStatus string
 }
 
 // Result is what a tool produced. Value is encoded as the MCP text block and
