@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -79,6 +80,9 @@ type gateway struct {
 	t    testing.TB
 	port int
 	URL  string // the MCP endpoint
+
+	admin   string // the admin listener for the next load; "" is off
+	globals string // more global options for the next load
 }
 
 // startGateway loads a Caddyfile whose site address is written as SITE
@@ -101,7 +105,7 @@ func startGateway(t testing.TB, caddyfile string) *gateway {
 
 // load adapts and (re)loads a Caddyfile into the running process.
 func (g *gateway) load(caddyfile string) error {
-	src := "{\n\tadmin off\n\tpersist_config off\n\tlog default {\n\t\toutput discard\n\t}\n}\n" +
+	src := "{\n\tadmin " + cmp.Or(g.admin, "off") + "\n\tpersist_config off\n\tlog default {\n\t\toutput discard\n\t}\n" + g.globals + "}\n" +
 		// No host matcher: every Host reaches the handler (a site address
 		// with a host would answer other hosts with Caddy's empty 200), and
 		// the listener is loopback only.
