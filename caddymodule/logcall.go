@@ -29,6 +29,9 @@ func (h *Handler) logCall(ctx context.Context, rec *callRecord, d time.Duration,
 	}
 	fields := make([]zap.Field, 0, 12)
 	fields = append(fields, zap.String("tool", rec.tool.name), zap.String("outcome", outcome), zap.Int("code", code))
+	if rec.requested != "" {
+		fields = append(fields, zap.String("requested_tool", rec.requested))
+	}
 	if perr != nil {
 		fields = append(fields, zap.String("stage", stageLabel(perr.Stage)))
 	}

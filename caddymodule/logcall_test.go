@@ -59,6 +59,9 @@ func TestCallLogLine(t *testing.T) {
 	raw.call(t, "obs-find", map[string]any{"email": secretInput}).tool(t)
 	raw.call(t, "obs-get", map[string]any{"id": secretBadInput})
 	raw.call(t, "obs-broken", nil)
+	if resp := raw.call(t, "obs-nope", nil); resp.Error == nil || resp.Error.Code != -32601 {
+		t.Fatalf("unknown tool: %+v", resp)
+	}
 	c := g.mcpClient(t)
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = "obs-find", map[string]any{"email": secretInput}
@@ -78,13 +81,13 @@ func TestCallLogLine(t *testing.T) {
 				failures = append(failures, l)
 			}
 		}
-		if len(calls) >= 4 || time.Now().After(deadline) {
+		if len(calls) >= 5 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if len(calls) != 4 || len(failures) != 2 {
-		t.Fatalf("%d info lines and %d debug failure lines, want 4 and 2: %v %v", len(calls), len(failures), calls, failures)
+	if len(calls) != 5 || len(failures) != 3 {
+		t.Fatalf("%d info lines and %d debug failure lines, want 5 and 3: %v %v", len(calls), len(failures), calls, failures)
 	}
 	want := []struct {
 		tool, outcome, stage, jsonrpcID string
@@ -93,6 +96,7 @@ func TestCallLogLine(t *testing.T) {
 		{"obs-find", "ok", "", "1", 0},
 		{"obs-get", "error", "input_validation", "2", -32000},
 		{"obs-broken", "error", "execution", "3", -32000},
+		{"_unknown", "error", "tool_resolution", "4", -32601},
 		{"obs-find", "ok", "", "", 0}, // mcp-go's client numbers its own requests
 	}
 	ids := map[string]bool{}
@@ -117,6 +121,9 @@ func TestCallLogLine(t *testing.T) {
 		ids[id] = true
 		if d, ok := l["duration"].(float64); !ok || d <= 0 {
 			t.Errorf("line %d: duration %v", i, l["duration"])
+		}
+		if requested, _ := l["requested_tool"].(string); (w.tool == "_unknown") != (requested == "obs-nope") {
+			t.Errorf("line %d: requested_tool %q", i, requested)
 		}
 		for _, k := range []string{"message", "cause", "cache", "subject"} {
 			if _, ok := l[k]; ok {

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,6 +70,7 @@ type toolMetrics struct {
 	tool     string
 	ok       prometheus.Counter
 	duration prometheus.Observer
+	stages   sync.Map // stage label → prometheus.Observer, made on first use
 }
 
 func newToolMetrics(tool string) *toolMetrics {
@@ -79,8 +81,14 @@ func newToolMetrics(tool string) *toolMetrics {
 	}
 }
 
+// stage is the histogram of one stage. Series appear on first use, so a
+// tool shows only the stages it has.
 func (m *toolMetrics) stage(label string) prometheus.Observer {
-	return stageDuration.WithLabelValues(m.tool, label)
+	if o, ok := m.stages.Load(label); ok {
+		return o.(prometheus.Observer)
+	}
+	o, _ := m.stages.LoadOrStore(label, stageDuration.WithLabelValues(m.tool, label))
+	return o.(prometheus.Observer)
 }
 
 // done counts a finished call.

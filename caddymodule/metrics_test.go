@@ -84,6 +84,7 @@ func TestMetricsAcrossReload(t *testing.T) {
 	}
 	raw.call(t, "obs-broken", nil)
 	raw.call(t, "obs-get", map[string]any{"id": secretBadInput})
+	raw.call(t, "made-up-tool", nil)
 
 	okFind := `edgemcp_tool_calls_total{code="0",outcome="ok",tool="obs-find"}`
 	errBroken := `edgemcp_tool_calls_total{code="-32000",outcome="error",tool="obs-broken"}`
@@ -104,7 +105,8 @@ func TestMetricsAcrossReload(t *testing.T) {
 
 	after := scrape(t, admin)
 	for series, want := range map[string]float64{okFind: 3, errBroken: 1, findCount: 3, execCount: 3,
-		`edgemcp_tool_calls_total{code="-32000",outcome="error",tool="obs-get"}`: 1} {
+		`edgemcp_tool_calls_total{code="-32000",outcome="error",tool="obs-get"}`:  1,
+		`edgemcp_tool_calls_total{code="-32601",outcome="error",tool="_unknown"}`: 1} {
 		if got := delta(after, before, series); got != want {
 			t.Errorf("%s went up by %v, want %v", series, got, want)
 		}
@@ -146,7 +148,7 @@ func TestMetricsAcrossReload(t *testing.T) {
 	}
 
 	for series := range reloaded {
-		for _, secret := range []string{secretInput, secretBadInput, password} {
+		for _, secret := range []string{secretInput, secretBadInput, password, "made-up-tool"} {
 			if strings.Contains(series, secret) {
 				t.Errorf("series %s holds a secret", series)
 			}

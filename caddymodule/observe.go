@@ -96,6 +96,9 @@ type callRecord struct {
 	tracer trace.Tracer // nil when the request is not traced
 	span   trace.Span
 	call   *pipeline.Call // set when the first stage starts
+	// requested is the name a client asked for when it resolved to no
+	// tool, cut short: for the log line, never a label.
+	requested string
 }
 
 // startCall opens the record (and the call span, when the request is
@@ -233,8 +236,21 @@ func errorType(err error) string {
 // stageLabel is the metric label and span name of a stage:
 // "input validation" → "input_validation".
 func stageLabel(s pipeline.Stage) string {
+	if l, ok := stageLabels[s]; ok {
+		return l
+	}
 	return strings.ReplaceAll(string(s), " ", "_")
 }
+
+// stageLabels spares the known stages an allocation per call.
+var stageLabels = func() map[pipeline.Stage]string {
+	m := map[pipeline.Stage]string{}
+	for _, s := range []pipeline.Stage{pipeline.StageResolution, pipeline.StageAuth, pipeline.StageInputTransform,
+		pipeline.StageValidation, pipeline.StageEnv, pipeline.StageExecution, pipeline.StageOutputTransform, pipeline.StageResponse} {
+		m[s] = strings.ReplaceAll(string(s), " ", "_")
+	}
+	return m
+}()
 
 // dbSystem maps a dialect to OpenTelemetry's db.system.name value.
 func dbSystem(dialect string) string {
@@ -272,4 +288,18 @@ func (rec *callRecord) respond(ctx context.Context, res *pipeline.Result, versio
 		end(nil)
 	}
 	return out, perr
+}
+
+// recordUnknownTool counts and logs a tools/call of a name that resolves
+// to no tool. mcp-go answers it (wire.go fixes the code), so runTool never
+// sees it; without this an SRE would not see clients calling tools that
+// are gone. The metric label is _unknown: the name is the client's text.
+func (h *Handler) recordUnknownTool(ctx context.Context, st *callState) {
+	ctx = context.WithValue(ctx, callStateKey{}, st)
+	_, rec := h.startCall(ctx, "")
+	rec.requested = st.name
+	if len(rec.requested) > 64 {
+		rec.requested = rec.requested[:64] + "…"
+	}
+	rec.finish(ctx, st.failure())
 }

@@ -37,7 +37,7 @@ func (s subjectAuth) Authorize(context.Context, *pipeline.Call) (*pipeline.Ident
 	return &pipeline.Identity{Subject: string(s), Claims: map[string]any{"token": "claim-secret-123"}}, nil
 }
 
-func unitHandler(t *testing.T, tools ...*pipeline.Tool) (*Handler, *observer.ObservedLogs) {
+func unitHandler(t testing.TB, tools ...*pipeline.Tool) (*Handler, *observer.ObservedLogs) {
 	t.Helper()
 	engine, err := pipeline.NewEngine(tools)
 	if err != nil {
