@@ -127,9 +127,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.engine = engine
-	if err := h.provisionObservability(ctx, conns); err != nil {
-		return err
-	}
+	h.provisionObservability(ctx, conns)
 	h.mcp, h.streamable = h.newMCPServer(ctx)
 	h.logger.Debug("mcp endpoint provisioned", zap.Int("tools", len(tools)), zap.Int("connectors", len(conns)))
 	return nil

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -65,10 +66,11 @@ type toolObs struct {
 const unknownToolLabel = "_unknown"
 
 // provisionObservability registers the metrics in this config's registry
-// and prepares the per-tool telemetry. Called once from Provision.
-func (h *Handler) provisionObservability(ctx caddy.Context, conns map[string]connectorRef) error {
+// and prepares the per-tool telemetry. Called once from Provision. A metric
+// name taken by another module costs the metrics, not the endpoint.
+func (h *Handler) provisionObservability(ctx caddy.Context, conns map[string]connectorRef) {
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
-		return err
+		h.logger.Warn("edgemcp metrics not registered", zap.Error(err))
 	}
 	h.toolObs = make(map[string]*toolObs, len(h.engine.Tools()))
 	for _, t := range h.engine.Tools() {
@@ -84,7 +86,6 @@ func (h *Handler) provisionObservability(ctx caddy.Context, conns map[string]con
 			h.exposeConnectorPool(name, ref.config.Type, p)
 		}
 	}
-	return nil
 }
 
 // callRecord follows one call: it is the pipeline's Observer for the call
