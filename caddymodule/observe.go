@@ -264,7 +264,8 @@ func dbSystem(dialect string) string {
 	return dialect
 }
 
-// jsonrpcID is the id of the tools/call being served, as text.
+// jsonrpcID is the id of the tools/call being served, as text. The
+// client chooses it, so it is cut short before it reaches a span or a log.
 func jsonrpcID(ctx context.Context) string {
 	st := callStateFrom(ctx)
 	if st == nil || st.id == nil {
@@ -272,11 +273,22 @@ func jsonrpcID(ctx context.Context) string {
 	}
 	switch v := st.id.(type) {
 	case string:
-		return v
+		return clip(v)
 	case float64:
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	return fmt.Sprint(st.id)
+	return clip(fmt.Sprint(st.id))
+}
+
+// maxClientText bounds client-chosen text (ids, unknown tool names) in
+// telemetry.
+const maxClientText = 64
+
+func clip(s string) string {
+	if len(s) <= maxClientText {
+		return s
+	}
+	return s[:maxClientText] + "…"
 }
 
 // respond is the response stage (encodeResult) under its own span.
@@ -298,9 +310,6 @@ func (rec *callRecord) respond(ctx context.Context, res *pipeline.Result, versio
 func (h *Handler) recordUnknownTool(ctx context.Context, st *callState) {
 	ctx = context.WithValue(ctx, callStateKey{}, st)
 	_, rec := h.startCall(ctx, "")
-	rec.requested = st.name
-	if len(rec.requested) > 64 {
-		rec.requested = rec.requested[:64] + "…"
-	}
+	rec.requested = clip(st.name)
 	rec.finish(ctx, st.failure())
 }

@@ -101,7 +101,8 @@ func TestCallRecordCacheAndSubject(t *testing.T) {
 		t.Fatalf("%d log lines", len(entries))
 	}
 	f := entries[0].ContextMap()
-	if entries[0].Level != zapcore.InfoLevel || f["cache"] != "hit" || f["subject"] != "alice" || f["outcome"] != "ok" {
+	if entries[0].Level != zapcore.InfoLevel || f["cache"] != "hit" || f["subject"] != "alice" || f["outcome"] != "ok" ||
+		f["trace_id"] != call.SpanContext().TraceID().String() {
 		t.Errorf("log line: %v", f)
 	}
 	for _, e := range logs.All() {
@@ -188,4 +189,18 @@ func hasAttr(attrs []attribute.KeyValue, want attribute.KeyValue) bool {
 func toString(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+// Client-chosen text (a JSON-RPC id, an unknown tool's name) is cut short
+// before it reaches a span or a log line.
+func TestClientTextClipped(t *testing.T) {
+	long := strings.Repeat("x", 10_000)
+	st := &callState{id: long}
+	got := jsonrpcID(context.WithValue(context.Background(), callStateKey{}, st))
+	if len(got) > maxClientText+len("…") || !strings.HasPrefix(got, "xxx") {
+		t.Fatalf("id of %d bytes", len(got))
+	}
+	if got := jsonrpcID(context.WithValue(context.Background(), callStateKey{}, &callState{id: float64(42)})); got != "42" {
+		t.Fatalf("numeric id %q", got)
+	}
 }
