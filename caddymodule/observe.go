@@ -100,6 +100,9 @@ type callRecord struct {
 	// requested is the name a client asked for when it resolved to no
 	// tool, cut short: for the log line, never a label.
 	requested string
+	// open are the stage and query spans not ended yet: a panic in a stage
+	// skips its end, and finish ends them so the trace shows where.
+	open []trace.Span
 }
 
 // startCall opens the record (and the call span, when the request is
@@ -141,11 +144,13 @@ func (rec *callRecord) Stage(ctx context.Context, call *pipeline.Call, stage pip
 	if rec.tracer != nil {
 		ctx, span = rec.tracer.Start(ctx, "edgemcp."+label, trace.WithAttributes(
 			attribute.String(attrStage, label), attribute.String(attrTool, rec.tool.name)))
+		rec.open = append(rec.open, span)
 	}
 	return ctx, func(err error) {
 		d := time.Since(start)
 		rec.tool.metrics.stage(label).Observe(d.Seconds())
 		if span != nil {
+			rec.ended(span)
 			endSpan(span, d, err)
 		}
 	}
@@ -168,7 +173,21 @@ func (rec *callRecord) Query(ctx context.Context, _ *pipeline.Call, q pipeline.Q
 		attribute.String(attrConnector, rec.tool.connector),
 		attribute.String(attrTool, rec.tool.name),
 	))
-	return ctx, func(err error) { endSpan(span, time.Since(start), err) }
+	rec.open = append(rec.open, span)
+	return ctx, func(err error) {
+		rec.ended(span)
+		endSpan(span, time.Since(start), err)
+	}
+}
+
+// ended forgets an open span that ends normally.
+func (rec *callRecord) ended(span trace.Span) {
+	for i := len(rec.open) - 1; i >= 0; i-- {
+		if rec.open[i] == span {
+			rec.open = append(rec.open[:i], rec.open[i+1:]...)
+			return
+		}
+	}
 }
 
 // finish closes the record once the response is encoded: metrics, the
@@ -190,6 +209,9 @@ func (rec *callRecord) finish(ctx context.Context, perr *pipeline.Error) {
 		var err error
 		if perr != nil {
 			err = perr
+		}
+		for i := len(rec.open) - 1; i >= 0; i-- { // innermost first
+			endSpan(rec.open[i], time.Since(rec.start), err)
 		}
 		endSpan(rec.span, d, err)
 	}
