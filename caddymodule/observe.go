@@ -61,7 +61,7 @@ type toolObs struct {
 	metrics       *toolMetrics
 }
 
-// unknownToolObs labels calls of names that resolve to no tool: the name
+// unknownToolLabel labels calls of names that resolve to no tool: the name
 // is the client's, so it must not become a metric label.
 const unknownToolLabel = "_unknown"
 
@@ -87,6 +87,8 @@ func (h *Handler) provisionObservability(ctx caddy.Context, conns map[string]con
 		}
 	}
 }
+
+var _ pipeline.Observer = (*callRecord)(nil)
 
 // callRecord follows one call: it is the pipeline's Observer for the call
 // and holds the call span.
