@@ -166,11 +166,17 @@ func TestCallRecordUntraced(t *testing.T) {
 	if _, perr := h.runTool(ctx, "unit-plain", nil, &pipeline.RequestInfo{}); perr == nil {
 		t.Fatal("want a failure")
 	}
-	if got := testutil.ToFloat64(callsTotal.WithLabelValues("unit-plain", "error", "-32000")) - before; got != 1 {
-		t.Errorf("error calls went up by %v", got)
-	}
 	if len(logs.FilterMessage("tool call").All()) != 1 {
 		t.Errorf("log: %v", logs.All())
+	}
+	// In error_mode result the failure reaches the client as an isError
+	// result, and is still counted as the failure it is.
+	h.ErrorMode = errorModeResult
+	if res, perr := h.runTool(ctx, "unit-plain", nil, &pipeline.RequestInfo{}); perr != nil || res == nil || !res.IsError {
+		t.Fatalf("error_mode result: %v %v", res, perr)
+	}
+	if got := testutil.ToFloat64(callsTotal.WithLabelValues("unit-plain", "error", "-32000")) - before; got != 2 {
+		t.Errorf("error calls went up by %v, want 2", got)
 	}
 	// A name that resolves to nothing is labelled _unknown, never with the
 	// client's text.
