@@ -143,7 +143,7 @@ func authCaddyfile(t testing.TB, idp *testIdP, withDefault bool) string {
 // withLogFile makes the gateway write every log line, debug included, to path.
 func withLogFile(path string) func(*gateway) {
 	return func(g *gateway) {
-		g.globals = fmt.Sprintf("{\n\tadmin off\n\tpersist_config off\n\tlog default {\n\t\toutput file %s\n\t\tlevel DEBUG\n\t}\n}\n", path)
+		g.globalBlock = fmt.Sprintf("{\n\tadmin off\n\tpersist_config off\n\tlog default {\n\t\toutput file %s\n\t\tlevel DEBUG\n\t}\n}\n", path)
 	}
 }
 

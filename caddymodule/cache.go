@@ -215,6 +215,7 @@ func (h *Handler) provisionCache(ctx caddy.Context, tools []*pipeline.Tool, repl
 	h.cacheKey = key
 	c := val.(sharedCache).Cache
 	h.cache = c
+	h.exposeCache("results", c)
 	for _, t := range tools {
 		t.Executor = c.Wrap(t)
 	}

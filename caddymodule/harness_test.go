@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -79,8 +80,11 @@ type gateway struct {
 	t    testing.TB
 	port int
 	URL  string // the MCP endpoint
-	// globals replaces the global options block (default: admin off, logs discarded).
-	globals string
+	// globalBlock, when set, replaces the whole global options block.
+	globalBlock string
+
+	admin   string // the admin listener for the next load; "" is off
+	globals string // more global options for the next load
 }
 
 // startGateway loads a Caddyfile whose site address is written as SITE
@@ -106,9 +110,9 @@ func startGateway(t testing.TB, caddyfile string, opts ...func(*gateway)) *gatew
 
 // load adapts and (re)loads a Caddyfile into the running process.
 func (g *gateway) load(caddyfile string) error {
-	globals := g.globals
+	globals := g.globalBlock
 	if globals == "" {
-		globals = "{\n\tadmin off\n\tpersist_config off\n\tlog default {\n\t\toutput discard\n\t}\n}\n"
+		globals = "{\n\tadmin " + cmp.Or(g.admin, "off") + "\n\tpersist_config off\n\tlog default {\n\t\toutput discard\n\t}\n" + g.globals + "}\n"
 	}
 	src := globals +
 		// No host matcher: every Host reaches the handler (a site address

@@ -8,7 +8,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -89,13 +88,13 @@ func (h *Handler) toolHandler(name string) server.ToolHandlerFunc {
 // result, or the pipeline error; in error_mode result a failure is an
 // isError result instead.
 func (h *Handler) runTool(ctx context.Context, name string, args map[string]any, info *pipeline.RequestInfo) (*mcp.CallToolResult, *pipeline.Error) {
-	start := time.Now()
+	ctx, rec := h.startCall(ctx, name)
 	res, perr := h.engine.Call(ctx, name, args, info)
 	var out *mcp.CallToolResult
 	if perr == nil {
-		out, perr = encodeResult(res, info.ProtocolVersion)
+		out, perr = rec.respond(ctx, res, info.ProtocolVersion)
 	}
-	h.logCall(name, start, perr)
+	rec.finish(ctx, perr)
 	if perr == nil {
 		return out, nil
 	}
@@ -111,21 +110,6 @@ func requestInfo(ctx context.Context, st *callState) *pipeline.RequestInfo {
 		info.Header, info.RemoteAddr, info.TLS = st.header, st.remoteAddr, st.tls
 	}
 	return info
-}
-
-func (h *Handler) logCall(tool string, start time.Time, perr *pipeline.Error) {
-	if perr == nil {
-		h.logger.Debug("tool call", zap.String("tool", tool), zap.Duration("duration", time.Since(start)), zap.String("outcome", "ok"))
-		return
-	}
-	fields := []zap.Field{zap.String("tool", tool), zap.Duration("duration", time.Since(start)),
-		zap.String("outcome", "error"), zap.String("stage", string(perr.Stage)), zap.Int("code", perr.Code),
-		zap.String("message", perr.Message)}
-	if perr.Cause != nil {
-		// The cause may hold driver detail or a stack: debug only.
-		fields = append(fields, zap.String("cause", perr.Cause.Error()))
-	}
-	h.logger.Debug("tool call", fields...)
 }
 
 // structuredSince is the first protocol version with structuredContent.

@@ -71,6 +71,9 @@ type Handler struct {
 	cache      *cache.Cache
 	cacheKey   string
 	redisKey   string
+
+	toolObs     map[string]*toolObs // telemetry per tool (observe.go)
+	unknownTool *toolObs
 }
 
 // CaddyModule returns the Caddy module information.
@@ -141,6 +144,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.engine = engine
+	h.provisionObservability(ctx, conns)
 	h.mcp, h.streamable = h.newMCPServer(ctx)
 	h.logger.Debug("mcp endpoint provisioned", zap.Int("tools", len(tools)), zap.Int("connectors", len(conns)))
 	return nil
@@ -174,6 +178,7 @@ func (h *Handler) Cleanup() error {
 		cancel()
 	}
 	h.cleanupCache()
+	h.unexposeAll()
 	for _, key := range h.poolKeys {
 		releaseConnector(key)
 	}

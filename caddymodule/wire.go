@@ -128,6 +128,7 @@ func (h *Handler) inspectCall(body []byte, r *http.Request) *callState {
 	if h.engine.Lookup(st.name) == nil {
 		st.fail(&pipeline.Error{Code: pipeline.CodeToolNotFound, Stage: pipeline.StageResolution,
 			Message: fmt.Sprintf("tool %q not found", st.name)})
+		h.recordUnknownTool(r.Context(), st)
 	}
 	return st
 }

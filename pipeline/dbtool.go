@@ -27,7 +27,9 @@ func (d *DBExecutor) Execute(ctx context.Context, call *Call) (*Result, error) {
 	if err != nil {
 		return nil, Fail(StageValidation, err, "%s", err.Error())
 	}
-	rows, err := d.Connector.Query(ctx, sql, args)
+	qctx, end := observeQuery(ctx, call, QueryInfo{System: d.Connector.Dialect().String(), Statement: d.Statement.Text()})
+	rows, err := d.Connector.Query(qctx, sql, args)
+	end(err)
 	if err != nil {
 		return nil, Fail(StageExecution, err, "query failed: %s", safeMessage(err, "database error"))
 	}

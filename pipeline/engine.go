@@ -77,7 +77,9 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 	}()
 
 	if tool.Auth != nil {
-		id, err := tool.Auth.Authorize(ctx, call)
+		sctx, end := observeStage(ctx, call, StageAuth)
+		id, err := tool.Auth.Authorize(sctx, call)
+		end(err)
 		if err != nil {
 			return nil, stageError(StageAuth, err, "not authorized")
 		}
@@ -86,7 +88,9 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 
 	stage = StageInputTransform
 	if tool.InputMapper != nil {
-		out, err := tool.InputMapper.Transform(ctx, payload(call, "inputs", call.Inputs))
+		sctx, end := observeStage(ctx, call, stage)
+		out, err := tool.InputMapper.Transform(sctx, payload(call, "inputs", call.Inputs))
+		end(err)
 		if err != nil {
 			return nil, stageError(stage, err, "script failed")
 		}
@@ -99,7 +103,9 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 
 	stage = StageValidation
 	if tool.Inputs != nil {
+		_, end := observeStage(ctx, call, stage)
 		in, err := tool.Inputs.Validate(call.Inputs)
+		end(err)
 		if err != nil {
 			return nil, Fail(stage, err, "%s", err.Error())
 		}
@@ -107,14 +113,18 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 	}
 
 	stage = StageExecution
-	res, err := tool.Executor.Execute(ctx, call)
+	sctx, end := observeStage(ctx, call, stage)
+	res, err := tool.Executor.Execute(sctx, call)
+	end(err)
 	if err != nil {
 		return nil, stageError(stage, err, "failed")
 	}
 
 	stage = StageOutputTransform
 	if tool.OutputMapper != nil && res.Native == nil {
-		out, err := tool.OutputMapper.Transform(ctx, payload(call, "results", res.Value))
+		sctx, end := observeStage(ctx, call, stage)
+		out, err := tool.OutputMapper.Transform(sctx, payload(call, "results", res.Value))
+		end(err)
 		if err != nil {
 			return nil, stageError(stage, err, "script failed")
 		}

@@ -1,0 +1,106 @@
+package caddymodule
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// Prometheus metrics in Caddy's registry, served by the admin /metrics.
+//
+// Caddy gives every config (every `caddy reload`) a fresh registry and
+// provisions the modules again. The collectors here are created once per
+// process and registered into each new registry, so counters keep counting
+// across reloads instead of restarting at zero, and a second mcp handler in
+// the same config finds them already registered (AlreadyRegisteredError is
+// the expected case, not a failure). A call is observed once, whatever the
+// number of registries that expose the collectors.
+
+const metricsNamespace = "edgemcp"
+
+// durationBuckets span a cache hit (sub-millisecond) to a slow statement.
+var durationBuckets = prometheus.ExponentialBuckets(0.0001, 2.5, 14) // 100µs … ~15s
+
+var (
+	callsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "tool_calls_total",
+		Help: "tools/call requests by tool, outcome (ok or error) and JSON-RPC code (0 for success).",
+	}, []string{"tool", "outcome", "code"})
+	callDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: metricsNamespace, Name: "tool_call_duration_seconds",
+		Help:    "Duration of tools/call from resolution to the encoded response, by tool.",
+		Buckets: durationBuckets,
+	}, []string{"tool"})
+	stageDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: metricsNamespace, Name: "stage_duration_seconds",
+		Help:    "Duration of each pipeline stage, by tool and stage.",
+		Buckets: durationBuckets,
+	}, []string{"tool", "stage"})
+	cacheRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "cache_requests_total",
+		Help: "Result cache lookups by tool and result (hit, miss, stale: served after a failure).",
+	}, []string{"tool", "result"})
+)
+
+// registerMetrics adds edgemcp's collectors to a config's registry.
+func registerMetrics(reg *prometheus.Registry) error {
+	if reg == nil {
+		return nil
+	}
+	for _, c := range []prometheus.Collector{callsTotal, callDuration, stageDuration, cacheRequests, statsCollector{}} {
+		if err := reg.Register(c); err != nil {
+			var already prometheus.AlreadyRegisteredError
+			if errors.As(err, &already) {
+				continue
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// toolMetrics holds a tool's series, resolved once so a successful call
+// does not hash labels.
+type toolMetrics struct {
+	tool     string
+	ok       prometheus.Counter
+	duration prometheus.Observer
+	stages   sync.Map // stage label → prometheus.Observer, made on first use
+}
+
+func newToolMetrics(tool string) *toolMetrics {
+	return &toolMetrics{
+		tool:     tool,
+		ok:       callsTotal.WithLabelValues(tool, "ok", "0"),
+		duration: callDuration.WithLabelValues(tool),
+	}
+}
+
+// stage is the histogram of one stage. Series appear on first use, so a
+// tool shows only the stages it has.
+func (m *toolMetrics) stage(label string) prometheus.Observer {
+	if o, ok := m.stages.Load(label); ok {
+		return o.(prometheus.Observer)
+	}
+	o, _ := m.stages.LoadOrStore(label, stageDuration.WithLabelValues(m.tool, label))
+	return o.(prometheus.Observer)
+}
+
+// done counts a finished call.
+func (m *toolMetrics) done(d time.Duration, perr *pipeline.Error, cache string) {
+	m.duration.Observe(d.Seconds())
+	if perr == nil {
+		m.ok.Inc()
+	} else {
+		callsTotal.WithLabelValues(m.tool, "error", strconv.Itoa(perr.Code)).Inc()
+	}
+	switch cache {
+	case "hit", "miss", "stale":
+		cacheRequests.WithLabelValues(m.tool, cache).Inc()
+	}
+}

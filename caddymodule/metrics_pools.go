@@ -1,0 +1,151 @@
+package caddymodule
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// Pool and cache gauges are read when /metrics is scraped, from the live
+// objects the provisioned handlers expose: connector pools (automatically,
+// when the connector implements pipeline.PoolStatser), and the hooks below
+// for the script runtime pool and the result cache, which their owners call
+// from Provision:
+//
+//	h.exposeScriptPool("scripts", pool)   // pool implements pipeline.PoolStatser
+//	h.exposeCache("results", cache)       // cache implements pipeline.CacheStatser
+//
+// A handler's exposures end with its Cleanup. During a reload the old and
+// the new config are both provisioned for a moment, often sharing the same
+// pool (caddy.UsagePool): a series is reported once, from the most recent
+// exposure of its name.
+
+type statKind int
+
+const (
+	kindConnector statKind = iota
+	kindScriptPool
+	kindCache
+)
+
+type exposure struct {
+	owner *Handler
+	kind  statKind
+	name  string
+	typ   string // connector type
+	pool  pipeline.PoolStatser
+	cache pipeline.CacheStatser
+}
+
+var exposed struct {
+	sync.Mutex
+	list []exposure
+}
+
+func (h *Handler) expose(e exposure) {
+	e.owner = h
+	exposed.Lock()
+	exposed.list = append(exposed.list, e)
+	exposed.Unlock()
+}
+
+// exposeConnectorPool reports a connector's pool as edgemcp_connector_pool_*.
+func (h *Handler) exposeConnectorPool(name, typ string, p pipeline.PoolStatser) {
+	h.expose(exposure{kind: kindConnector, name: name, typ: typ, pool: p})
+}
+
+// exposeScriptPool reports a script runtime pool as edgemcp_script_pool_*.
+func (h *Handler) exposeScriptPool(name string, p pipeline.PoolStatser) {
+	h.expose(exposure{kind: kindScriptPool, name: name, pool: p})
+}
+
+// exposeCache reports a result cache as edgemcp_cache_entries and
+// edgemcp_cache_evictions_total.
+func (h *Handler) exposeCache(name string, c pipeline.CacheStatser) {
+	h.expose(exposure{kind: kindCache, name: name, cache: c})
+}
+
+// unexposeAll ends every exposure of h (Cleanup).
+func (h *Handler) unexposeAll() {
+	exposed.Lock()
+	defer exposed.Unlock()
+	kept := exposed.list[:0]
+	for _, e := range exposed.list {
+		if e.owner != h {
+			kept = append(kept, e)
+		}
+	}
+	clear(exposed.list[len(kept):])
+	exposed.list = kept
+}
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(prometheus.BuildFQName(metricsNamespace, "", name), help, labels, nil)
+}
+
+var (
+	poolMaxDesc      = desc("connector_pool_max_connections", "Configured maximum size of a connector's pool (0: unbounded).", "connector", "type")
+	poolOpenDesc     = desc("connector_pool_open_connections", "Connections open in a connector's pool.", "connector", "type")
+	poolInUseDesc    = desc("connector_pool_in_use_connections", "Connections of a connector's pool running a statement.", "connector", "type")
+	poolIdleDesc     = desc("connector_pool_idle_connections", "Idle connections in a connector's pool.", "connector", "type")
+	poolWaitsDesc    = desc("connector_pool_waits_total", "Acquisitions that waited for a free connection.", "connector", "type")
+	poolWaitSecDesc  = desc("connector_pool_wait_seconds_total", "Total time acquisitions waited for a free connection.", "connector", "type")
+	scriptMaxDesc    = desc("script_pool_max_runtimes", "Configured maximum of JavaScript runtimes in a pool (0: unbounded).", "pool")
+	scriptInUseDesc  = desc("script_pool_in_use_runtimes", "JavaScript runtimes running a script now.", "pool")
+	scriptWaitsDesc  = desc("script_pool_waits_total", "Script runs that waited for a free runtime.", "pool")
+	cacheEntriesDesc = desc("cache_entries", "Entries in a result cache.", "cache")
+	cacheEvictDesc   = desc("cache_evictions_total", "Entries a result cache dropped for space or expiry.", "cache")
+)
+
+// statsCollector reads the exposed pools and caches at scrape time.
+type statsCollector struct{}
+
+func (statsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{poolMaxDesc, poolOpenDesc, poolInUseDesc, poolIdleDesc, poolWaitsDesc,
+		poolWaitSecDesc, scriptMaxDesc, scriptInUseDesc, scriptWaitsDesc, cacheEntriesDesc, cacheEvictDesc} {
+		ch <- d
+	}
+}
+
+func (statsCollector) Collect(ch chan<- prometheus.Metric) {
+	exposed.Lock()
+	list := append([]exposure(nil), exposed.list...)
+	exposed.Unlock()
+
+	type key struct {
+		kind statKind
+		name string
+	}
+	seen := make(map[key]bool, len(list))
+	for i := len(list) - 1; i >= 0; i-- { // the newest exposure of a name wins
+		e := list[i]
+		if seen[key{e.kind, e.name}] {
+			continue
+		}
+		seen[key{e.kind, e.name}] = true
+		switch e.kind {
+		case kindConnector:
+			s := e.pool.PoolStats()
+			gauge := func(d *prometheus.Desc, v float64) {
+				ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, e.name, e.typ)
+			}
+			gauge(poolMaxDesc, float64(s.Max))
+			gauge(poolOpenDesc, float64(s.Open))
+			gauge(poolInUseDesc, float64(s.InUse))
+			gauge(poolIdleDesc, float64(s.Idle))
+			ch <- prometheus.MustNewConstMetric(poolWaitsDesc, prometheus.CounterValue, float64(s.Waits), e.name, e.typ)
+			ch <- prometheus.MustNewConstMetric(poolWaitSecDesc, prometheus.CounterValue, s.WaitTime.Seconds(), e.name, e.typ)
+		case kindScriptPool:
+			s := e.pool.PoolStats()
+			ch <- prometheus.MustNewConstMetric(scriptMaxDesc, prometheus.GaugeValue, float64(s.Max), e.name)
+			ch <- prometheus.MustNewConstMetric(scriptInUseDesc, prometheus.GaugeValue, float64(s.InUse), e.name)
+			ch <- prometheus.MustNewConstMetric(scriptWaitsDesc, prometheus.CounterValue, float64(s.Waits), e.name)
+		case kindCache:
+			s := e.cache.CacheStats()
+			ch <- prometheus.MustNewConstMetric(cacheEntriesDesc, prometheus.GaugeValue, float64(s.Entries), e.name)
+			ch <- prometheus.MustNewConstMetric(cacheEvictDesc, prometheus.CounterValue, float64(s.Evictions), e.name)
+		}
+	}
+}
