@@ -240,7 +240,9 @@ func format(v any) (string, error) {
 	return string(b), nil
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
 
 // escape reads a backslash escape at the start of s: the text it stands
 // for and its width.
