@@ -81,15 +81,20 @@ func (c *Connector) Client() *goredis.Client { return c.client }
 // ReadOnly reports whether only read-only commands are allowed.
 func (c *Connector) ReadOnly() bool { return c.readOnly }
 
-// CheckCommand refuses at load what this connector will not run: commands
-// that change the pooled connection's state (on every connector) and, on
-// a read-only connector, anything not known to be read-only.
-func (c *Connector) CheckCommand(cmd *cmdtemplate.Command) error {
+// CheckCommand refuses at load what this connector will not run (see
+// the package function CheckCommand).
+func (c *Connector) CheckCommand(cmd *cmdtemplate.Command) error { return CheckCommand(cmd, c.readOnly) }
+
+// CheckCommand refuses what a connector will not run: commands that change
+// the pooled connection's state (on every connector) and, on a read-only
+// connector, anything not known to be read-only. It needs no server, so
+// the Caddyfile adapter can run it too.
+func CheckCommand(cmd *cmdtemplate.Command, readOnly bool) error {
 	name := cmd.Name()
 	if why, ok := connectionCommands[name]; ok {
 		return &pipeline.PublicError{Public: name + " cannot be a tool's command: " + why}
 	}
-	if !c.readOnly {
+	if !readOnly {
 		return nil
 	}
 	if sub, ok := readOnlySubcommands[name]; ok {
@@ -100,7 +105,7 @@ func (c *Connector) CheckCommand(cmd *cmdtemplate.Command) error {
 		return nil
 	}
 	if !readOnlyCommands[name] {
-		return &pipeline.PublicError{Public: name + " is not a read-only command; the connector is read_only (allowed: GET, HGETALL, ZRANGE and the other commands Redis flags readonly)"}
+		return &pipeline.PublicError{Public: name + " is not a read-only command and the connector is read_only (allowed: GET, HGETALL, ZRANGE and the other commands Redis flags readonly)"}
 	}
 	return nil
 }
