@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/edgemcp/edgemcp/connectors/internal/conntest"
-	"github.com/edgemcp/edgemcp/connectors/internal/testmysql"
+	"github.com/edgemcp/edgemcp/internal/testmysql"
 )
 
 // running counts statements on the server whose text contains marker

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/edgemcp/edgemcp/connectors/internal/conntest"
-	"github.com/edgemcp/edgemcp/connectors/internal/testmysql"
+	"github.com/edgemcp/edgemcp/internal/testmysql"
 )
 
 func TestParseDSN(t *testing.T) {

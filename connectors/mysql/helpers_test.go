@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgemcp/edgemcp/connectors/internal/testmysql"
+	"github.com/edgemcp/edgemcp/internal/testmysql"
 )
 
 // open opens a connector on the test server, closed when the test ends.

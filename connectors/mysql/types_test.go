@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/edgemcp/edgemcp/connectors/internal/conntest"
-	"github.com/edgemcp/edgemcp/connectors/internal/testmysql"
+	"github.com/edgemcp/edgemcp/internal/testmysql"
 )
 
 // TestTypes reads one row of every column type through both protocols the

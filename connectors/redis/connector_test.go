@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/edgemcp/edgemcp/connectors/internal/conntest"
-	"github.com/edgemcp/edgemcp/connectors/internal/testredis"
+	"github.com/edgemcp/edgemcp/internal/testredis"
 	"github.com/edgemcp/edgemcp/pipeline/cmdtemplate"
 )
 
