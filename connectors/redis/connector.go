@@ -83,7 +83,9 @@ func (c *Connector) ReadOnly() bool { return c.readOnly }
 
 // CheckCommand refuses at load what this connector will not run (see
 // the package function CheckCommand).
-func (c *Connector) CheckCommand(cmd *cmdtemplate.Command) error { return CheckCommand(cmd, c.readOnly) }
+func (c *Connector) CheckCommand(cmd *cmdtemplate.Command) error {
+	return CheckCommand(cmd, c.readOnly)
+}
 
 // CheckCommand refuses what a connector will not run: commands that change
 // the pooled connection's state (on every connector) and, on a read-only
