@@ -9,7 +9,7 @@ import (
 )
 
 // open opens a connector on the test server, closed when the test ends.
-func open(t *testing.T, cfg Config) *Connector {
+func open(t testing.TB, cfg Config) *Connector {
 	t.Helper()
 	if cfg.DSN == "" {
 		cfg.DSN = testmysql.DSN(t)

@@ -11,7 +11,7 @@ import (
 	"github.com/edgemcp/edgemcp/pipeline/cmdtemplate"
 )
 
-func open(t *testing.T, cfg Config) *Connector {
+func open(t testing.TB, cfg Config) *Connector {
 	t.Helper()
 	if cfg.URL == "" {
 		cfg.URL = testredis.URL(t)
