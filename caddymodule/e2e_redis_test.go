@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/edgemcp/edgemcp/internal/testmysql"
 	"github.com/edgemcp/edgemcp/internal/testredis"
 )
 
@@ -169,4 +170,42 @@ func TestEndToEndRedisErrors(t *testing.T) {
 
 func redisZ(score float64, member string) []goredis.Z {
 	return []goredis.Z{{Score: score, Member: member}}
+}
+
+// TestReloadSharesCommandAndMySQLPools: an unchanged mysql or redis
+// connector keeps its pool across a reload (the usage pool path of
+// command connectors included); a changed one gets a new pool.
+func TestReloadSharesCommandAndMySQLPools(t *testing.T) {
+	url := testredis.URL(t)
+	p := testredis.Prefix(t)
+	tbl, _ := mysqlItems(t)
+	cfg := strings.Replace(redisCaddyfile(url, p, ""), "SITE {\n\tmcp /mcp {", "SITE {\n\tmcp /mcp {\n"+
+		fmt.Sprintf("\t\tconnector shop mysql %q\n\t\ttool item-name {\n\t\t\tdescription \"An item's name\"\n\t\t\tuse shop\n\t\t\tstatement \"SELECT name FROM %s WHERE id = {{ inputs.id }}\"\n\t\t\tinput id int required\n\t\t}", testmysql.DSN(t), tbl), 1)
+	g := startGateway(t, cfg)
+	s := g.rawSession(t, "2025-11-25")
+	check := func() {
+		t.Helper()
+		if rows := s.call(t, "item-name", map[string]any{"id": 1}).tool(t).rows(t); len(rows) != 1 || rows[0]["name"] != "apple" {
+			t.Errorf("item-name: %v", rows)
+		}
+		if r := s.call(t, "get-note", map[string]any{"key": "x"}).tool(t); r.Content[0].Text != "null" {
+			t.Errorf("get-note: %s", r.Content[0].Text)
+		}
+	}
+	check()
+	opened := poolsOpened.Load()
+	if err := g.load(cfg); err != nil {
+		t.Fatal(err)
+	}
+	check()
+	if n := poolsOpened.Load() - opened; n != 0 {
+		t.Errorf("unchanged reload opened %d pools", n)
+	}
+	if err := g.load(strings.Replace(cfg, "statement_timeout 2s", "statement_timeout 3s", 1)); err != nil {
+		t.Fatal(err)
+	}
+	check()
+	if n := poolsOpened.Load() - opened; n != 1 {
+		t.Errorf("changing one redis connector opened %d pools, want 1", n)
+	}
 }

@@ -88,8 +88,8 @@ func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
 
 // setup learns the server flavour and connection id, then sets the
 // session: UTC for TIMESTAMP values, the statement timeout in the variable
-// this server has, and the read-only default. Two round trips, once per
-// connection.
+// this server has, and the read-only default. Two or three round trips,
+// once per connection.
 func (c *connector) setup(ctx context.Context, cn *conn) error {
 	vals, err := queryRow(ctx, cn, "SELECT VERSION(), CONNECTION_ID(), @@SESSION.sql_mode")
 	if err != nil {
@@ -113,14 +113,12 @@ func (c *connector) setup(ctx context.Context, cn *conn) error {
 			set = append(set, "max_execution_time = "+strconv.FormatInt(max(c.timeout.Milliseconds(), 1), 10))
 		}
 	}
-	if c.readOnly {
-		if cn.mariadb {
-			set = append(set, "tx_read_only = 1")
-		} else {
-			set = append(set, "transaction_read_only = 1")
-		}
+	if _, err = cn.driverConn.ExecContext(ctx, "SET SESSION "+strings.Join(set, ", SESSION "), nil); err != nil || !c.readOnly {
+		return err
 	}
-	_, err = cn.driverConn.ExecContext(ctx, "SET SESSION "+strings.Join(set, ", SESSION "), nil)
+	// The statement form, not the variable: the variable's name differs
+	// between servers and versions (tx_read_only, transaction_read_only).
+	_, err = cn.driverConn.ExecContext(ctx, "SET SESSION TRANSACTION READ ONLY", nil)
 	return err
 }
 

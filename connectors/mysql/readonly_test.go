@@ -42,7 +42,11 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 	// The connection that saw the refusals is clean: reads still work in
 	// both protocols, and no transaction was left open.
 	conntest.SameValue(t, "read with args", conntest.Scalar(t, c, "SELECT name FROM "+tbl+" WHERE id = ?", int64(1)), "kept")
-	conntest.SameValue(t, "session default", conntest.Scalar(t, c, "SELECT @@session.tx_read_only"), int64(1))
+	variable := "transaction_read_only"
+	if isMariaDB(t, c) {
+		variable = "tx_read_only"
+	}
+	conntest.SameValue(t, "session default", conntest.Scalar(t, c, "SELECT @@SESSION."+variable), int64(1))
 }
 
 // TestReadWriteConnector: without read_only, writes go through (so the
