@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -185,6 +186,9 @@ func TestReloadSharesCommandAndMySQLPools(t *testing.T) {
 	s := g.rawSession(t, "2025-11-25")
 	check := func() {
 		t.Helper()
+		// A reload closes the old server's keep-alive connections; a POST
+		// racing that close fails with EOF (Go does not retry a POST).
+		http.DefaultClient.CloseIdleConnections()
 		if rows := s.call(t, "item-name", map[string]any{"id": 1}).tool(t).rows(t); len(rows) != 1 || rows[0]["name"] != "apple" {
 			t.Errorf("item-name: %v", rows)
 		}
