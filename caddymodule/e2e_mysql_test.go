@@ -159,3 +159,17 @@ func TestInjectionCorpusMySQL(t *testing.T) {
 		t.Fatalf("canary table: %v", err)
 	}
 }
+
+// TestMySQLConfigRefusedAtLoad: DSN options that would splice values or
+// allow several statements fail the load with a message that names the
+// option and not the password.
+func TestMySQLConfigRefusedAtLoad(t *testing.T) {
+	tbl, _ := mysqlItems(t)
+	g := startGateway(t, mysqlCaddyfile(t, tbl))
+	for _, opt := range []string{"interpolateParams", "multiStatements"} {
+		err := g.load(fmt.Sprintf("SITE {\n\tmcp /mcp {\n\t\tconnector shoprw mysql \"mysql://u:hunter2@127.0.0.1:3306/test?%s=true\"\n\t}\n}\n", opt))
+		if err == nil || !strings.Contains(err.Error(), `connector "shoprw" (mysql): `+opt+`=true is not allowed`) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: load error %v", opt, err)
+		}
+	}
+}
