@@ -3,8 +3,10 @@ package caddymodule
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -171,5 +173,51 @@ func TestMySQLConfigRefusedAtLoad(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), `connector "shoprw" (mysql): `+opt+`=true is not allowed`) || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("%s: load error %v", opt, err)
 		}
+	}
+}
+
+// TestEndToEndMySQLClientGoneKillsStatement: an MCP client that
+// disconnects mid-call gets its statement stopped on the server (KILL
+// QUERY), on the read-only connector's transaction path too.
+func TestEndToEndMySQLClientGoneKillsStatement(t *testing.T) {
+	tbl, _ := mysqlItems(t)
+	marker := strings.Replace(tbl, "_e2e_", "_gone_", 1)
+	g := startGateway(t, strings.Replace(mysqlCaddyfile(t, tbl), "\t\ttool get-item {", `		tool slow {
+			description "Sleeps"
+			use shop
+			statement "SELECT SLEEP({{ inputs.seconds }}) AS `+"`"+marker+"`"+`"
+			input seconds int required
+		}
+		tool get-item {`, 1))
+	s := g.rawSession(t, "2025-11-25")
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	body := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":30}}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", s.session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Fatal("the 30 s call returned within 500 ms")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var n int
+		if err := testmysql.DB(t).QueryRow(
+			"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE CONCAT('%', ?, '%') AND INFO NOT LIKE '%PROCESSLIST%'", marker).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d SLEEP statements still running 5 s after the client left", n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The pool still serves.
+	if rows := s.call(t, "get-item", map[string]any{"id": 1}).tool(t).rows(t); len(rows) != 1 {
+		t.Errorf("get-item after the cancel: %v", rows)
 	}
 }
