@@ -113,9 +113,9 @@ func (c *Connector) Query(ctx context.Context, query string, args []any) (*pipel
 
 	var rows *pipeline.Rows
 	if c.readOnly {
-		rows, err = c.queryReadOnly(qctx, sc, query, bound)
+		rows, err = c.queryReadOnly(qctx, sc, cn, query, bound)
 	} else {
-		rows, err = c.query(qctx, sc, query, bound)
+		rows, err = c.query(qctx, sc, cn, query, bound)
 	}
 	if err != nil {
 		return nil, publicError(ctx, qctx, err)
@@ -123,19 +123,19 @@ func (c *Connector) Query(ctx context.Context, query string, args []any) (*pipel
 	return rows, nil
 }
 
-func (c *Connector) query(ctx context.Context, sc *sql.Conn, query string, args []any) (*pipeline.Rows, error) {
+func (c *Connector) query(ctx context.Context, sc *sql.Conn, cn *conn, query string, args []any) (*pipeline.Rows, error) {
 	rs, err := sc.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	return collect(rs, c.maxRows)
+	return collect(rs, c.maxRows, func() { c.abandon(cn) })
 }
 
 // queryReadOnly runs the statement inside START TRANSACTION READ ONLY, so
 // the server refuses any write (error 1792), wherever it hides. Round trips:
 // START TRANSACTION, the statement (its prepared form is cached per
 // connection) and COMMIT; the driver cannot pipeline them.
-func (c *Connector) queryReadOnly(ctx context.Context, sc *sql.Conn, query string, args []any) (*pipeline.Rows, error) {
+func (c *Connector) queryReadOnly(ctx context.Context, sc *sql.Conn, cn *conn, query string, args []any) (*pipeline.Rows, error) {
 	tx, err := sc.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (c *Connector) queryReadOnly(ctx context.Context, sc *sql.Conn, query strin
 		_ = tx.Rollback()
 		return nil, err
 	}
-	rows, err := collect(rs, c.maxRows)
+	rows, err := collect(rs, c.maxRows, func() { c.abandon(cn) })
 	if err != nil {
 		_ = tx.Rollback()
 		return nil, err
@@ -180,6 +180,16 @@ func (c *Connector) watch(ctx context.Context, cn *conn) func() {
 			fire()
 		}
 	}
+}
+
+// abandon drops cn in the middle of a result that max_rows refuses: the
+// driver would otherwise read (and the server produce) every remaining row
+// just to drain it. The server's statement is killed, the socket closed,
+// and database/sql discards the connection.
+func (c *Connector) abandon(cn *conn) {
+	cn.killed.Store(true)
+	go c.kill(cn.id)
+	_ = cn.driverConn.Close()
 }
 
 // kill sends KILL QUERY for a connection id on the kill pool. Failures

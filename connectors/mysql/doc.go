@@ -34,6 +34,9 @@
 // and the connector sends KILL QUERY for the connection on a separate
 // one-connection pool, so the server stops the statement instead of
 // running it to its end. The killed connection is discarded, never reused.
+// A result that exceeds max_rows is abandoned the same way instead of being
+// read to its end to drain the connection (a statement that forgot its
+// LIMIT would otherwise stream the whole table to the gateway).
 //
 // # Normalization (by the column type the server reports)
 //

@@ -58,8 +58,10 @@ func kindOf(typeName string) kind {
 	return kindText
 }
 
-// collect reads every row, normalized, and closes rows.
-func collect(rows *sql.Rows, maxRows int) (*pipeline.Rows, error) {
+// collect reads every row, normalized, and closes rows. When the result
+// has more than maxRows rows it calls abandon before closing rows, so that
+// the driver does not read the rest of an unbounded result to drain it.
+func collect(rows *sql.Rows, maxRows int, abandon func()) (*pipeline.Rows, error) {
 	defer rows.Close()
 	cols, err := rows.ColumnTypes()
 	if err != nil {
@@ -78,6 +80,7 @@ func collect(rows *sql.Rows, maxRows int) (*pipeline.Rows, error) {
 	}
 	for rows.Next() {
 		if len(res.Values) == maxRows {
+			abandon()
 			return nil, pipeline.TooManyRows(maxRows)
 		}
 		// Scanning into *any copies []byte values out of the driver.

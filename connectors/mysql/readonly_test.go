@@ -69,6 +69,31 @@ func TestMaxRows(t *testing.T) {
 	if pe := conntest.PublicErr(t, err); !strings.Contains(pe.Public, "max_rows") {
 		t.Errorf("error %q, want the max_rows refusal", pe.Public)
 	}
-	// The connection survives the abandoned result.
+	// The pool serves after the abandoned result.
 	conntest.SameValue(t, "after max_rows", conntest.Scalar(t, c, "SELECT ?", int64(5)), int64(5))
+}
+
+// TestMaxRowsDoesNotDrain: a statement that forgot its LIMIT (here 10^8
+// generated rows) fails at max_rows at once, in both protocols and on the
+// read-only path, instead of the driver reading the whole result to drain
+// it; the server stops producing it.
+func TestMaxRowsDoesNotDrain(t *testing.T) {
+	d := "(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
+	for _, ro := range []bool{false, true} {
+		t.Run(map[bool]string{false: "read-write", true: "read-only"}[ro], func(t *testing.T) {
+			c := open(t, Config{MaxRows: 10, ReadOnly: ro, MaxConns: 1})
+			marker := testmysql.Table(t, "drain")
+			q := "SELECT a.d AS `" + marker + "` FROM " + d + " a, " + d + " b, " + d + " c, " + d + " e, " + d + " f, " + d + " g, " + d + " h, " + d + " i WHERE a.d >= ?"
+			start := time.Now()
+			_, err := c.Query(ctxTimeout(t, 60*time.Second), q, []any{int64(0)})
+			if pe := conntest.PublicErr(t, err); !strings.Contains(pe.Public, "max_rows") {
+				t.Fatalf("error %q", pe.Public)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("max_rows took %v: the result was drained", d)
+			}
+			waitGone(t, marker, 3*time.Second)
+			conntest.SameValue(t, "after", conntest.Scalar(t, c, "SELECT ?", int64(1)), int64(1))
+		})
+	}
 }
