@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,14 +38,5 @@ func isMariaDB(t *testing.T, c *Connector) bool {
 		t.Fatal(err)
 	}
 	s, _ := v.Values[0][0].(string)
-	return len(s) > 0 && contains(s, "MariaDB")
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
+	return strings.Contains(s, "MariaDB")
 }
