@@ -35,7 +35,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		max_body_size <size>
 //		session_idle_timeout <duration>
 //		allowed_origins <origin...>
-//		connector <name> postgres|sqlite <dsn-or-path> { ... }
+//		connector <name> postgres|mysql|sqlite|redis <dsn-or-path> { ... }
 //		cache { ... }
 //		tool <name> { ... }
 //	}
@@ -123,6 +123,9 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 					return d.Errf("tool %q declared twice", t.Name)
 				}
 			}
+			if err := checkCommandTool(d, h.Connectors, t); err != nil {
+				return err
+			}
 			h.Tools = append(h.Tools, t)
 		default:
 			return d.Errf("unrecognized mcp sub-directive %q", dir)
@@ -136,10 +139,10 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 	var c ConnectorConfig
 	args := d.RemainingArgs()
 	if len(args) != 3 {
-		return c, d.Errf("usage: connector <name> postgres|sqlite <dsn-or-path> { ... }")
+		return c, d.Errf("usage: connector <name> postgres|mysql|sqlite|redis <dsn-or-path> { ... }")
 	}
 	c.Name, c.Type, c.DSN = args[0], args[1], args[2]
-	if _, ok := connectorTypes[c.Type]; !ok {
+	if !isConnectorType(c.Type) {
 		return c, d.Errf("connector %q: unknown type %q (want %s)", c.Name, c.Type, knownConnectorTypes())
 	}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {

@@ -8,9 +8,10 @@ import "github.com/caddyserver/caddy/v2"
 // ConnectorConfig declares a named database connection.
 type ConnectorConfig struct {
 	Name string `json:"name"`
-	// Type is the backend: postgres or sqlite.
+	// Type is the backend: postgres, mysql, sqlite or redis.
 	Type string `json:"type"`
-	// DSN is the connection string (postgres) or file path (sqlite).
+	// DSN is the connection string (postgres, mysql), URL (redis) or
+	// file path (sqlite).
 	// Caddy placeholders such as {env.DATABASE_URL} are expanded at provision.
 	DSN              string         `json:"dsn"`
 	MaxConns         int            `json:"max_conns,omitempty"`

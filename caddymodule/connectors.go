@@ -10,6 +10,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/edgemcp/edgemcp/connectors/mysql"
 	"github.com/edgemcp/edgemcp/connectors/postgres"
 	"github.com/edgemcp/edgemcp/connectors/sqlite"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -41,6 +42,19 @@ var connectorTypes = map[string]opener{
 		}
 		return conn, conn.Close, nil
 	},
+	"mysql": func(ctx context.Context, c ConnectorConfig) (pipeline.SQLConnector, func(), error) {
+		conn, err := mysql.Open(ctx, mysql.Config{
+			DSN:              c.DSN,
+			MaxConns:         c.MaxConns,
+			ReadOnly:         c.ReadOnly,
+			StatementTimeout: time.Duration(c.StatementTimeout),
+			MaxRows:          c.MaxRows,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		return conn, conn.Close, nil
+	},
 	"sqlite": func(ctx context.Context, c ConnectorConfig) (pipeline.SQLConnector, func(), error) {
 		conn, err := sqlite.Open(ctx, sqlite.Config{
 			Path:             c.DSN,
@@ -60,6 +74,9 @@ var connectorTypes = map[string]opener{
 func knownConnectorTypes() string {
 	names := make([]string, 0, len(connectorTypes))
 	for n := range connectorTypes {
+		names = append(names, n)
+	}
+	for n := range commandConnectorTypes {
 		names = append(names, n)
 	}
 	sort.Strings(names)

@@ -114,6 +114,15 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if strings.TrimSpace(expanded.DSN) == "" {
 			return fmt.Errorf("connector %q: empty dsn (is the environment variable set?)", c.Name)
 		}
+		if ref, key, ok, err := acquireCommandConnector(expanded); ok {
+			if err != nil {
+				return err
+			}
+			h.poolKeys = append(h.poolKeys, key)
+			ref.config = c
+			conns[c.Name] = ref
+			continue
+		}
 		conn, key, err := acquireConnector(expanded)
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 type connectorRef struct {
 	config ConnectorConfig
 	conn   pipeline.SQLConnector
+	cmd    pipeline.CommandConnector // set instead of conn for command connectors (redis)
 }
 
 // buildTool compiles a ToolConfig: inputs parsed and checked, statement
@@ -42,6 +43,9 @@ func buildTool(tc ToolConfig, conns map[string]connectorRef, repl *caddy.Replace
 	ref, ok := conns[tc.Use]
 	if !ok {
 		return nil, fmt.Errorf("tool %q: use %q: no connector of that name", tc.Name, tc.Use)
+	}
+	if ref.cmd != nil {
+		return buildCommandTool(t, tc, ref, repl, lookupEnv)
 	}
 	params := make(map[string]sqltemplate.Param, len(inputs.List()))
 	for _, in := range inputs.List() {

@@ -1,0 +1,138 @@
+package caddymodule
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/edgemcp/edgemcp/connectors/redis"
+	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/pipeline/cmdtemplate"
+)
+
+// Command connectors (redis) run one command per call instead of an SQL
+// statement. They share the pool registry and keys of the SQL connectors
+// (connectors.go) but open a pipeline.CommandConnector.
+
+// commandOpener opens a command backend for an expanded connector config.
+type commandOpener func(ctx context.Context, c ConnectorConfig) (pipeline.CommandConnector, func(), error)
+
+var commandConnectorTypes = map[string]commandOpener{
+	"redis": func(ctx context.Context, c ConnectorConfig) (pipeline.CommandConnector, func(), error) {
+		conn, err := redis.Open(ctx, redis.Config{
+			URL:              c.DSN,
+			MaxConns:         c.MaxConns,
+			ReadOnly:         c.ReadOnly,
+			StatementTimeout: time.Duration(c.StatementTimeout),
+			MaxRows:          c.MaxRows,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		return conn, conn.Close, nil
+	},
+}
+
+// commandCheckers run a command connector's load-time checks without a
+// server, for the Caddyfile adapter.
+var commandCheckers = map[string]func(cmd *cmdtemplate.Command, readOnly bool) error{
+	"redis": redis.CheckCommand,
+}
+
+// checkCommandTool compiles and checks, while the Caddyfile is adapted, the
+// statement of a tool that uses an already declared command connector, so
+// that `caddy adapt` reports a refused command with file and line.
+// Provision checks again (JSON configs do not come through here).
+func checkCommandTool(d *caddyfile.Dispenser, conns []ConnectorConfig, t ToolConfig) error {
+	for _, c := range conns {
+		check, ok := commandCheckers[c.Type]
+		if c.Name != t.Use || !ok {
+			continue
+		}
+		names := make(map[string]bool, len(t.Inputs))
+		for _, in := range t.Inputs {
+			names[in.Name] = true
+		}
+		// Environment values are not known yet: any text will do, the
+		// command name must be literal anyway.
+		anyEnv := func(string) (string, bool) { return "env", true }
+		cmd, err := cmdtemplate.Compile(strings.TrimSpace(t.Statement), cmdtemplate.Options{Inputs: names, LookupEnv: anyEnv})
+		if err != nil {
+			return d.Errf("tool %q: statement: %v", t.Name, err)
+		}
+		if err := check(cmd, c.ReadOnly); err != nil {
+			return d.Errf("tool %q: statement on connector %q: %s", t.Name, c.Name, pipeline.SafeText(err, "refused"))
+		}
+	}
+	return nil
+}
+
+// isConnectorType reports whether t names an SQL or a command connector.
+func isConnectorType(t string) bool {
+	_, sql := connectorTypes[t]
+	_, cmd := commandConnectorTypes[t]
+	return sql || cmd
+}
+
+// sharedCommandConnector is a UsagePool value.
+type sharedCommandConnector struct {
+	pipeline.CommandConnector
+	close func()
+}
+
+func (s *sharedCommandConnector) Destruct() error {
+	s.close()
+	return nil
+}
+
+// acquireCommandConnector is acquireConnector for command connectors; ok
+// is false when c is not one (the caller then opens an SQL connector).
+// The caller must releaseConnector(key) exactly once.
+func acquireCommandConnector(c ConnectorConfig) (ref connectorRef, key string, ok bool, err error) {
+	open, ok := commandConnectorTypes[c.Type]
+	if !ok {
+		return ref, "", false, nil
+	}
+	key = poolKey(c)
+	val, _, err := connectorPools.LoadOrNew(key, func() (caddy.Destructor, error) {
+		// The pool outlives this config's context, so it must not be tied to it.
+		conn, closeFn, err := open(context.Background(), c)
+		if err != nil {
+			return nil, err
+		}
+		poolsOpened.Add(1)
+		return &sharedCommandConnector{CommandConnector: conn, close: closeFn}, nil
+	})
+	if err != nil {
+		return ref, "", true, fmt.Errorf("connector %q (%s): %s", c.Name, c.Type, pipeline.SafeText(err, "cannot open"))
+	}
+	return connectorRef{config: c, cmd: val.(*sharedCommandConnector).CommandConnector}, key, true, nil
+}
+
+// buildCommandTool compiles the statement of a tool that uses a command
+// connector and checks it against the connector at load.
+func buildCommandTool(t *pipeline.Tool, tc ToolConfig, ref connectorRef, repl *caddy.Replacer, lookupEnv func(string) (string, bool)) (*pipeline.Tool, error) {
+	names := make(map[string]bool, len(t.Inputs.List()))
+	for _, in := range t.Inputs.List() {
+		names[in.Name] = true
+	}
+	cmd, err := cmdtemplate.Compile(strings.TrimSpace(repl.ReplaceKnown(tc.Statement, "")), cmdtemplate.Options{Inputs: names, LookupEnv: lookupEnv})
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: statement: %v", tc.Name, err)
+	}
+	if err := ref.cmd.CheckCommand(cmd); err != nil {
+		return nil, fmt.Errorf("tool %q: statement on connector %q: %s", tc.Name, tc.Use, pipeline.SafeText(err, "refused"))
+	}
+	t.Executor = &pipeline.CommandExecutor{Connector: ref.cmd, Command: cmd}
+	t.Source = tc.Use
+	if ref.cmd.ReadOnly() {
+		// Only read-only commands passed CheckCommand: the hint is a fact.
+		yes := true
+		t.Annotations.ReadOnly = &yes
+	}
+	return t, nil
+}

@@ -1,0 +1,36 @@
+// Package redis is the Redis connector (go-redis v9, RESP3 when the
+// server speaks it): one command per call, its reply mapped to JSON.
+//
+// A tool's statement is one command template (pipeline/cmdtemplate), split
+// into arguments at load; inputs are substituted inside their own argument
+// and sent as one RESP bulk string each, so no value can add an argument or
+// a command.
+//
+// # Load-time checks (CheckCommand)
+//
+// Commands that change or take over the pooled connection (SELECT, AUTH,
+// MULTI/EXEC, SUBSCRIBE, MONITOR, CLIENT ...) are refused on every
+// connector. On a read_only connector only the vetted read-only commands of
+// commands.go are allowed (those Redis 7 flags readonly, minus KEYS,
+// blocking reads and script runners); the list needs no server at load.
+// Redis has no read-only session: for a second guard at run time, connect
+// as an ACL user limited to +@read.
+//
+// # Replies
+//
+//	bulk and simple strings       string
+//	integers                      int64; beyond ±2^53 their decimal string
+//	doubles (RESP3)               float64; inf and nan as strings
+//	arrays, sets                  []any
+//	maps (RESP3: HGETALL ...)     object
+//	nil                           null
+//	big numbers                   decimal string
+//
+// max_rows bounds the elements of arrays and maps at any depth.
+//
+// # Timeouts and retries
+//
+// statement_timeout (default 5s) bounds each socket read and write; the
+// caller's deadline applies too. A read-write connector never retries a
+// command after a network error (a write could run twice).
+package redis

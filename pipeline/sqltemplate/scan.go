@@ -1,0 +1,27 @@
+package sqltemplate
+
+// Template is one {{ ... }} found in an operator's text by ScanTemplates.
+type Template struct {
+	Start, End int // byte offsets of "{{" and just past "}}"
+	Env        bool
+	Name       string
+	Ident      bool // written with "| ident"
+}
+
+// ScanTemplates finds every {{ inputs.x }} and {{ env.X }} in src with the
+// rules SQL statements use (anything else between braces is an error), for
+// other statement languages (pipeline/cmdtemplate) to share them.
+func ScanTemplates(src string) ([]Template, error) {
+	ts, lerr := scanTemplates(src)
+	if lerr != nil {
+		return nil, lerr.at(src, nil)
+	}
+	out := make([]Template, len(ts))
+	for i, t := range ts {
+		out[i] = Template{Start: t.start, End: t.end, Env: t.env, Name: t.name, Ident: t.ident}
+	}
+	return out, nil
+}
+
+// ErrorAt is a *CompileError at byte offset off of src (line and column).
+func ErrorAt(src string, off int, msg string) error { return errorAt(src, off, msg) }
