@@ -35,6 +35,8 @@ type ToolConfig struct {
 	Statement   string             `json:"statement,omitempty"`
 	Inputs      []InputConfig      `json:"inputs,omitempty"`
 	Annotations *AnnotationsConfig `json:"annotations,omitempty"`
+	// ToolScripts: handler, mappers, script_timeout, fetch_allow.
+	ToolScripts
 }
 
 // InputConfig declares one input of a tool.

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/pipeline/script"
 )
 
 func init() {
@@ -53,6 +54,8 @@ type Handler struct {
 	// "*") allowed besides the endpoint's own. A request with any other
 	// Origin header is refused with 403 (MCP's Origin validation).
 	AllowedOrigins []string `json:"allowed_origins,omitempty"`
+	// ScriptSettings: script_timeout and fetch_allow for every tool.
+	ScriptSettings
 
 	Connectors []ConnectorConfig `json:"connectors,omitempty"`
 	Tools      []ToolConfig      `json:"tools,omitempty"`
@@ -112,9 +115,13 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 
 	tools := make([]*pipeline.Tool, 0, len(h.Tools))
+	scripts := script.NewLoader()
 	for _, tc := range h.Tools {
 		t, err := buildTool(tc, conns, repl, os.LookupEnv)
 		if err != nil {
+			return err
+		}
+		if err := h.attachScripts(ctx, t, tc, scripts, repl); err != nil {
 			return err
 		}
 		tools = append(tools, t)
