@@ -175,8 +175,11 @@ func (c *converter) number(n json.Number) (goja.Value, error) {
 	if err != nil || math.IsInf(f, 0) {
 		return c.vm.ToValue(s), nil
 	}
+	// Exact when the shortest decimal form of the double is the same
+	// number as the literal (0.1 is; 1234567890123456789012.5 is not).
 	exact, ok := new(big.Rat).SetString(s)
-	if ok && exact.Cmp(new(big.Rat).SetFloat64(f)) != 0 {
+	short, _ := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+	if ok && exact.Cmp(short) != 0 {
 		// e.g. numeric 1234567890123456789012.5: a double would round.
 		return c.vm.ToValue(s), nil
 	}
