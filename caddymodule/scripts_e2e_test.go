@@ -63,11 +63,11 @@ func TestScriptsEndToEnd(t *testing.T) {
 				if (results.length === 0) throw new Error('no such user')
 				return results.map(r => ({label: label(r), tool: tool.name, auth}))
 			}`,
-		"user/lib.js":            `export const label = (r) => r.name + ' <' + r.email + '>'`,
-		"pixel/handler.js":       `export default ({inputs}) => ({content: [{type: 'image', data: 'iVBORw0KGgoAAAANSUhEUg==', mimeType: 'image/png'}, {type: 'text', text: 'size ' + inputs.size}]})`,
-		"greet/handler.ts":       `export default async ({inputs}: {inputs: {name: string}}) => ({greeting: 'Hello, ' + inputs.name + '!', big: 9007199254740993n})`,
-		"fail/handler.js":        `export default ({inputs}) => { if (inputs.mode === 'spin') { while (true) {} } throw new Error('kaput: ' + inputs.mode) }`,
-		"fail-after/output.js":   `export default () => { throw new TypeError('cannot shape') }`,
+		"user/lib.js":          `export const label = (r) => r.name + ' <' + r.email + '>'`,
+		"pixel/handler.js":     `export default ({inputs}) => ({content: [{type: 'image', data: 'iVBORw0KGgoAAAANSUhEUg==', mimeType: 'image/png'}, {type: 'text', text: 'size ' + inputs.size}]})`,
+		"greet/handler.ts":     `export default async ({inputs}: {inputs: {name: string}}) => ({greeting: 'Hello, ' + inputs.name + '!', big: 9007199254740993n})`,
+		"fail/handler.js":      `export default ({inputs}) => { if (inputs.mode === 'spin') { while (true) {} } throw new Error('kaput: ' + inputs.mode) }`,
+		"fail-after/output.js": `export default () => { throw new TypeError('cannot shape') }`,
 	})
 	db := testDB(t)
 	execSQL(t, db, `DROP SCHEMA IF EXISTS edgemcp_scripts CASCADE`)
