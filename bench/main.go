@@ -41,12 +41,17 @@ func main() {
 	url := flag.String("url", "", "measure a running gateway's get-user tool instead of starting one")
 	version := flag.String("protocol", "2025-11-25", "MCP protocol version the sessions negotiate")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the gateway phase to this file")
+	scripts := flag.Bool("scripts", false, "run the script scenarios (scripts.go) instead")
 	flag.Parse()
 
 	ctx := context.Background()
 	db, err := pgxpool.New(ctx, *dsn)
 	check(err)
 	check(setup(ctx, db, *rows))
+	if *scripts {
+		runScriptBench(ctx, *dsn, *clients, *duration, *rows, *version)
+		return
+	}
 
 	if *url == "" {
 		*url = startGateway(*dsn, *clients, *readOnly)
