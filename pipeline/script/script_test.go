@@ -265,3 +265,17 @@ func TestCallValueKeepsBigIntegers(t *testing.T) {
 		t.Fatalf("got %#v", m)
 	}
 }
+
+// Stack traces (debug logs only) point at the original files and lines,
+// through the bundle's inline source map.
+func TestStackTraceMapsToSource(t *testing.T) {
+	dir := files(t, map[string]string{
+		"lib.ts":  "type X = number\n\nexport function boom(): X {\n  throw new Error('deep')\n}\n",
+		"main.ts": "import {boom} from './lib'\n\nexport default () => boom()\n",
+	})
+	_, err := mustLoad(t, filepath.Join(dir, "main.ts"), Options{}).Call(context.Background(), nil)
+	se := scriptErr(t, err)
+	if se.Message != "deep" || !strings.Contains(se.Stack, "lib.ts:4:") || !strings.Contains(se.Stack, "main.ts:3:") {
+		t.Fatalf("message %q, stack:\n%s", se.Message, se.Stack)
+	}
+}
