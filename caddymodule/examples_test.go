@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -71,4 +73,47 @@ func TestExamplesScripts(t *testing.T) {
 			t.Errorf("badge image: %q %v", svg, err)
 		}
 	})
+}
+
+// The official TypeScript SDK client calls the script tools of the worked
+// example: the image block of a handler arrives intact, a mapper's throw
+// arrives as -32000 with the stage and the thrown message.
+func TestScriptsTypeScriptSDK(t *testing.T) {
+	dir := nodeDir(t)
+	node := node22(t, dir)
+	t.Chdir("..")
+	g := startGateway(t, exampleCaddyfile(t, "examples/scripts/Caddyfile", "http://localhost:8081"))
+	steps := filepath.Join(t.TempDir(), "steps.json")
+	writeFile(t, steps, `[
+		{"op":"call","name":"badge","arguments":{"label":"build","value":"passing"}},
+		{"op":"call","name":"order-summary","arguments":{"customer":"nobody"}},
+		{"op":"call","name":"order-summary","arguments":{"customer":"#2"}}
+	]`)
+	out, err := exec.Command(node, filepath.Join(dir, "sdk-client.mjs"), g.URL, steps).Output()
+	if err != nil {
+		t.Fatalf("sdk-client: %v\n%s", err, out)
+	}
+	var run struct {
+		Steps []struct {
+			Result *struct {
+				Content []map[string]any `json:"content"`
+			} `json:"result"`
+			Error *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(out, &run); err != nil || len(run.Steps) != 3 {
+		t.Fatalf("sdk-client output %s: %v", out, err)
+	}
+	if r := run.Steps[0].Result; r == nil || len(r.Content) != 2 || r.Content[0]["type"] != "image" || r.Content[0]["mimeType"] != "image/svg+xml" {
+		t.Errorf("badge through the SDK: %s", out)
+	}
+	if e := run.Steps[1].Error; e == nil || e.Code != -32000 || e.Message != `input transform: customer must be an id or an e-mail address, got "nobody"` {
+		t.Errorf("mapper error through the SDK: %+v", e)
+	}
+	if r := run.Steps[2].Result; r == nil || !strings.Contains(r.Content[0]["text"].(string), `"customer":"Grace Hopper"`) {
+		t.Errorf("order-summary through the SDK: %s", out)
+	}
 }
