@@ -124,7 +124,7 @@ func (r *runner) doFetch(target, init goja.Value) (goja.Value, error) {
 	f := r.s.fetch
 	u, err := url.Parse(target.String())
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("invalid URL %q", target.String())
+		return nil, errors.New("invalid URL (want an absolute http:// or https:// URL)")
 	}
 	if !f.allowed(u) {
 		return nil, fmt.Errorf("host %q is not in fetch_allow", u.Host)
@@ -143,23 +143,29 @@ func (r *runner) doFetch(target, init goja.Value) (goja.Value, error) {
 	resp, err := f.client.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%s %s: timed out", method, u.Redacted())
+			return nil, fmt.Errorf("%s %s: timed out", method, shown(u))
 		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("%s %s: %v", method, u.Redacted(), err)
+		return nil, fmt.Errorf("%s %s: %v", method, shown(u), err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, f.max+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: reading the response: %v", method, u.Redacted(), err)
+		return nil, fmt.Errorf("%s %s: reading the response: %v", method, shown(u), err)
 	}
 	if int64(len(data)) > f.max {
-		return nil, fmt.Errorf("%s %s: response body larger than %s", method, u.Redacted(), sizeText(int(f.max)))
+		return nil, fmt.Errorf("%s %s: response body larger than %s", method, shown(u), sizeText(int(f.max)))
 	}
 	return r.response(resp, string(data)), nil
+}
+
+// shown is the URL as errors may show it: no user info, no query (either
+// may carry a credential).
+func shown(u *url.URL) string {
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }
 
 // fetchInit reads the init object: method, headers (a plain object) and a

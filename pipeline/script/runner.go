@@ -116,5 +116,13 @@ func typeOf(v goja.Value) string {
 		}
 		return "an object"
 	}
-	return "a " + v.ExportType().Kind().String()
+	switch v.Export().(type) {
+	case int64, float64:
+		return "a number"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	}
+	return "a " + v.ExportType().String()
 }

@@ -85,7 +85,7 @@ func TestLoadErrors(t *testing.T) {
 		{"syntax.ts", "syntax.ts:2:36: Expected \")\" but found \"{\""},
 		{"noexport.js#three", `no export "three" (it exports: one, two)`},
 		{"noexport.js", `no export "default" (it exports: one, two)`},
-		{"notfn.js#two", `export "two" is not a function (it is a int64)`},
+		{"notfn.js#two", `export "two" is not a function (it is a number)`},
 		{"throws.js", "evaluating the module: boom at load"},
 		{"missing.js", "missing.js:1:15: Could not resolve \"./nope.js\""},
 		{"fs.js", "fs.js:1:16: Could not resolve \"fs\""},
