@@ -59,8 +59,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := oneArg(d, &h.ScriptsDir); err != nil {
 				return err
 			}
-		case "script_timeout", "fetch_allow":
-			if err := parseScriptSetting(d, &h.ScriptTimeout, &h.FetchAllow); err != nil {
+		case "script_timeout", "fetch_allow", "script_max_input", "script_max_output":
+			if err := parseScriptSetting(d, &h.ScriptSettings); err != nil {
 				return err
 			}
 		case "error_mode":
@@ -223,7 +223,7 @@ func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
 				}
 			}
 			t.Inputs = append(t.Inputs, in)
-		case "handler", "mappers", "script_timeout", "fetch_allow":
+		case "handler", "mappers", "script_timeout", "fetch_allow", "script_max_input", "script_max_output":
 			if err := parseToolScripts(d, &t); err != nil {
 				return t, err
 			}

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"strings"
 
+	"github.com/dustin/go-humanize"
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
@@ -17,6 +18,10 @@ type ScriptSettings struct {
 	// FetchAllow lists the hosts scripts may fetch() from; empty: scripts
 	// have no fetch.
 	FetchAllow []string `json:"fetch_allow,omitempty"`
+	// ScriptMaxInput and ScriptMaxOutput bound the JSON size of what a
+	// script receives and returns, in bytes (default 1 MiB each).
+	ScriptMaxInput  int64 `json:"script_max_input,omitempty"`
+	ScriptMaxOutput int64 `json:"script_max_output,omitempty"`
 }
 
 // ToolScripts are a tool's scripts (embedded in ToolConfig).
@@ -25,9 +30,8 @@ type ToolScripts struct {
 	Handler string `json:"handler,omitempty"`
 	// Mappers transform the inputs before and the results after execution.
 	Mappers *MappersConfig `json:"mappers,omitempty"`
-	// ScriptTimeout and FetchAllow override the endpoint's for this tool.
-	ScriptTimeout caddy.Duration `json:"script_timeout,omitempty"`
-	FetchAllow    []string       `json:"fetch_allow,omitempty"`
+	// ScriptSettings override the endpoint's for this tool's scripts.
+	ScriptSettings
 
 	// noExecution is the Caddyfile error for a tool with neither use nor
 	// handler; it stands unless scripts_dir (possibly declared after the
@@ -41,16 +45,31 @@ type MappersConfig struct {
 	Output string `json:"output,omitempty"`
 }
 
-// parseScriptSetting reads `script_timeout <duration>` and
-// `fetch_allow <host...>`, in the mcp block or in a tool.
-func parseScriptSetting(d *caddyfile.Dispenser, timeout *caddy.Duration, allow *[]string) error {
-	switch d.Val() {
+// parseScriptSetting reads `script_timeout <duration>`, `fetch_allow
+// <host...>`, `script_max_input <size>` and `script_max_output <size>`, in
+// the mcp block or in a tool.
+func parseScriptSetting(d *caddyfile.Dispenser, set *ScriptSettings) error {
+	switch dir := d.Val(); dir {
 	case "script_timeout":
 		dur, err := durationArg(d)
 		if err != nil {
 			return err
 		}
-		*timeout = caddy.Duration(dur)
+		set.ScriptTimeout = caddy.Duration(dur)
+	case "script_max_input", "script_max_output":
+		var v string
+		if err := oneArg(d, &v); err != nil {
+			return err
+		}
+		n, err := humanize.ParseBytes(v)
+		if err != nil || n == 0 || n > 1<<30 {
+			return d.Errf("%s: invalid size %q (want e.g. 4MiB, at most 1GiB)", dir, v)
+		}
+		if dir == "script_max_input" {
+			set.ScriptMaxInput = int64(n)
+		} else {
+			set.ScriptMaxOutput = int64(n)
+		}
 	case "fetch_allow":
 		hosts := d.RemainingArgs()
 		if len(hosts) == 0 {
@@ -61,7 +80,7 @@ func parseScriptSetting(d *caddyfile.Dispenser, timeout *caddy.Duration, allow *
 				return d.Errf("%v", err)
 			}
 		}
-		*allow = append(*allow, hosts...)
+		set.FetchAllow = append(set.FetchAllow, hosts...)
 	}
 	return nil
 }
@@ -101,7 +120,7 @@ func parseToolScripts(d *caddyfile.Dispenser, t *ToolConfig) error {
 		}
 		return nil
 	}
-	return parseScriptSetting(d, &t.ScriptTimeout, &t.FetchAllow)
+	return parseScriptSetting(d, &t.ScriptSettings)
 }
 
 // checkToolExecution is the end-of-block check of a tool: exactly one way

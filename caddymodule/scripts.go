@@ -93,14 +93,19 @@ func (h *Handler) attachScripts(ctx caddy.Context, t *pipeline.Tool, tc ToolConf
 // scriptOptions are the limits of a tool's scripts: the tool's settings,
 // else the endpoint's, else the runtime's defaults.
 func (h *Handler) scriptOptions(ctx caddy.Context, tc ToolConfig) script.Options {
+	pick := func(tool, endpoint int64) int {
+		if tool > 0 {
+			return int(tool)
+		}
+		return int(endpoint) // 0: the runtime's default
+	}
 	opts := script.Options{
 		Name:       tc.Name,
-		Timeout:    time.Duration(h.ScriptTimeout),
+		Timeout:    time.Duration(pick(int64(tc.ScriptTimeout), int64(h.ScriptTimeout))),
+		MaxInput:   pick(tc.ScriptMaxInput, h.ScriptMaxInput),
+		MaxOutput:  pick(tc.ScriptMaxOutput, h.ScriptMaxOutput),
 		FetchAllow: h.FetchAllow,
 		Logger:     ctx.Slogger(),
-	}
-	if tc.ScriptTimeout > 0 {
-		opts.Timeout = time.Duration(tc.ScriptTimeout)
 	}
 	if len(tc.FetchAllow) > 0 {
 		opts.FetchAllow = tc.FetchAllow

@@ -119,6 +119,12 @@ func TestScriptsEndToEnd(t *testing.T) {
 			script_timeout 200ms
 			input mode string required
 		}
+		tool chatty {
+			description "Says too much"
+			handler %[1]s/greet/handler.ts
+			script_max_output 32
+			input name string default "a very long name indeed"
+		}
 		tool fail-after {
 			description "Its output mapper throws"
 			use main
@@ -194,6 +200,7 @@ func TestScriptsEndToEnd(t *testing.T) {
 			{"fail", map[string]any{}, "input validation: "},
 			{"fail", map[string]any{"mode": "spin"}, "handler: timed out after 200ms (script_timeout)"},
 			{"fail-after", map[string]any{}, "output transform: TypeError: cannot shape"},
+			{"chatty", map[string]any{}, "handler: the script's result is larger than 32 bytes (script output limit)"},
 		}
 		for _, c := range cases {
 			r := s.call(t, c.tool, c.args)
