@@ -3,9 +3,9 @@ package caddymodule
 import (
 	"strings"
 
-	"github.com/dustin/go-humanize"
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/dustin/go-humanize"
 
 	"github.com/edgemcp/edgemcp/pipeline/script"
 )
