@@ -35,7 +35,7 @@ type ToolConfig struct {
 	Statement   string             `json:"statement,omitempty"`
 	Inputs      []InputConfig      `json:"inputs,omitempty"`
 	Annotations *AnnotationsConfig `json:"annotations,omitempty"`
-	// ToolScripts: handler, mappers, script_timeout, fetch_allow.
+	// ToolScripts: handler, mappers and script settings (caddyfile_scripts.go).
 	ToolScripts
 }
 

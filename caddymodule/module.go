@@ -54,7 +54,8 @@ type Handler struct {
 	// "*") allowed besides the endpoint's own. A request with any other
 	// Origin header is refused with 403 (MCP's Origin validation).
 	AllowedOrigins []string `json:"allowed_origins,omitempty"`
-	// ScriptSettings: script_timeout and fetch_allow for every tool.
+	// ScriptSettings: script_timeout, fetch_allow, script_max_input and
+	// script_max_output for every tool (caddyfile_scripts.go).
 	ScriptSettings
 
 	Connectors []ConnectorConfig `json:"connectors,omitempty"`
