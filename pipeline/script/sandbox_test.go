@@ -122,7 +122,10 @@ func TestFetch(t *testing.T) {
 		case "/huge":
 			_, _ = w.Write(bytes.Repeat([]byte("x"), 2<<20))
 		case "/slow":
-			time.Sleep(2 * time.Second)
+			select { // until the client gives up
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
 		case "/away":
 			http.Redirect(w, r, "http://elsewhere.example/", http.StatusFound)
 		}
@@ -146,7 +149,7 @@ func TestFetch(t *testing.T) {
 		t.Errorf("without fetch_allow fetch must not exist, typeof is %s", got)
 	}
 
-	try := mustLoad(t, filepath.Join(dir, "try.js"), Options{FetchAllow: []string{host, "*.allowed.example"}, FetchTimeout: 300 * time.Millisecond, Timeout: 5 * time.Second})
+	try := mustLoad(t, filepath.Join(dir, "try.js"), Options{FetchAllow: []string{host, "*.allowed.example"}, FetchTimeout: time.Second, Timeout: 10 * time.Second})
 	u, _ := url.Parse(srv.URL)
 	cases := map[string]string{
 		"http://evil.example/x":                  `fetch: host "evil.example" is not in fetch_allow`,
