@@ -116,7 +116,7 @@ func TestScriptsEndToEnd(t *testing.T) {
 		}
 		tool fail {
 			description "Fails as asked"
-			script_timeout 200ms
+			script_timeout 500ms
 			input mode string required
 		}
 		tool chatty {
@@ -198,7 +198,7 @@ func TestScriptsEndToEnd(t *testing.T) {
 			{"user", map[string]any{"id": 2}, "output transform: no such user"},
 			{"fail", map[string]any{"mode": "throw"}, "handler: kaput: throw"},
 			{"fail", map[string]any{}, "input validation: "},
-			{"fail", map[string]any{"mode": "spin"}, "handler: timed out after 200ms (script_timeout)"},
+			{"fail", map[string]any{"mode": "spin"}, "handler: timed out after 500ms (script_timeout)"},
 			{"fail-after", map[string]any{}, "output transform: TypeError: cannot shape"},
 			{"chatty", map[string]any{}, "handler: the script's result is larger than 32 bytes (script output limit)"},
 		}

@@ -28,7 +28,7 @@ func TestPoolServesWhileOneSpins(t *testing.T) {
 			if (inputs.spin) { while (true) {} }
 			return {n: inputs.n * 2}
 		}`})
-	s := mustLoad(t, filepath.Join(dir, "s.js"), Options{Timeout: 300 * time.Millisecond, MaxRuntimes: 4})
+	s := mustLoad(t, filepath.Join(dir, "s.js"), Options{Timeout: time.Second, MaxRuntimes: 6})
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
 	for i := 0; i < 2; i++ {
