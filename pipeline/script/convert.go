@@ -337,6 +337,11 @@ func (e *encoder) value(v goja.Value, depth int, inArray bool) error {
 }
 
 func (e *encoder) primitive(v goja.Value) error {
+	if str, ok := v.(goja.String); ok && len(e.buf)+str.Length() > e.limit {
+		// Refused before Export copies it: UTF-8 is never shorter than
+		// the UTF-16 length.
+		return e.tooLarge()
+	}
 	switch x := v.Export().(type) {
 	case bool:
 		if err := e.grow(5); err != nil {
