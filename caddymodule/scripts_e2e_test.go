@@ -240,6 +240,15 @@ func TestScriptsEndToEnd(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), `no export "default" (it exports: greet)`) {
 			t.Errorf("got %v", err)
 		}
+		writeFile(t, filepath.Join(dir, "greet/handler.ts"), "export default () => 1\n")
+		writeFile(t, filepath.Join(dir, "fail-after/handler.js"), "export default () => 1\n")
+		err = g.load(caddyfile)
+		if err == nil || !strings.Contains(err.Error(), `tool "fail-after": runs a statement ('use main') but scripts_dir also has `) {
+			t.Errorf("got %v", err)
+		}
+		if err := os.Remove(filepath.Join(dir, "fail-after/handler.js")); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.Remove(filepath.Join(dir, "greet/handler.ts")); err != nil {
 			t.Fatal(err)
 		}
