@@ -44,6 +44,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the gateway phase to this file")
 	scenario := flag.String("scenario", "db", "db: gateway vs direct pgx; cache: cache hits vs Caddy's respond (cachehit.go)")
 	hot := flag.Int("hot", 100, "cache scenario: distinct keys called")
+	scripts := flag.Bool("scripts", false, "run the script scenarios (scripts.go) instead")
 	flag.Parse()
 
 	ctx := context.Background()
@@ -52,6 +53,10 @@ func main() {
 	check(setup(ctx, db, *rows))
 	if *scenario == "cache" {
 		runCacheBench(ctx, *dsn, *clients, *duration, min(*hot, *rows), *version, *cpuProfile)
+		return
+	}
+	if *scripts {
+		runScriptBench(ctx, *dsn, *clients, *duration, *rows, *version)
 		return
 	}
 

@@ -60,6 +60,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := oneArg(d, &h.ScriptsDir); err != nil {
 				return err
 			}
+		case "script_timeout", "fetch_allow", "script_max_input", "script_max_output":
+			if err := parseScriptSetting(d, &h.ScriptSettings); err != nil {
+				return err
+			}
 		case "error_mode":
 			if err := oneArg(d, &h.ErrorMode); err != nil {
 				return err
@@ -131,7 +135,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.Errf("unrecognized mcp sub-directive %q", dir)
 		}
 	}
-	return nil
+	return h.checkScriptTools()
 }
 
 // parseConnector reads `connector <name> <type> <dsn> { ... }`.
@@ -237,6 +241,10 @@ func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
 				return t, err
 			}
 			t.Auth = a
+		case "handler", "mappers", "script_timeout", "fetch_allow", "script_max_input", "script_max_output":
+			if err := parseToolScripts(d, &t); err != nil {
+				return t, err
+			}
 		case "annotations":
 			a, err := parseAnnotations(d)
 			if err != nil {
@@ -256,13 +264,7 @@ func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
 	if strings.TrimSpace(t.Description) == "" {
 		return t, d.Errf("tool %q: missing 'description' (the model reads it to decide when to call the tool)", t.Name)
 	}
-	if t.Use == "" {
-		return t, d.Errf("tool %q: missing 'use <connector>'", t.Name)
-	}
-	if strings.TrimSpace(t.Statement) == "" {
-		return t, d.Errf("tool %q: missing 'statement'", t.Name)
-	}
-	return t, nil
+	return t, checkToolExecution(d, &t)
 }
 
 // parseInput reads

@@ -39,6 +39,8 @@ type ToolConfig struct {
 	// Auth is the tool's auth provider and policy (replaces default_auth).
 	Auth  *AuthPolicyConfig `json:"auth,omitempty"`
 	Cache *ToolCacheConfig  `json:"cache,omitempty"`
+	// ToolScripts: handler, mappers and script settings (caddyfile_scripts.go).
+	ToolScripts
 }
 
 // InputConfig declares one input of a tool.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
+	"github.com/edgemcp/edgemcp/pipeline/script"
 )
 
 func init() {
@@ -54,6 +55,9 @@ type Handler struct {
 	// "*") allowed besides the endpoint's own. A request with any other
 	// Origin header is refused with 403 (MCP's Origin validation).
 	AllowedOrigins []string `json:"allowed_origins,omitempty"`
+	// ScriptSettings: script_timeout, fetch_allow, script_max_input and
+	// script_max_output for every tool (caddyfile_scripts.go).
+	ScriptSettings
 
 	Connectors []ConnectorConfig `json:"connectors,omitempty"`
 	Tools      []ToolConfig      `json:"tools,omitempty"`
@@ -135,12 +139,16 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	tools := make([]*pipeline.Tool, 0, len(h.Tools))
+	scripts := script.NewLoader()
 	for _, tc := range h.Tools {
 		t, err := buildTool(tc, conns, repl, os.LookupEnv)
 		if err != nil {
 			return err
 		}
 		if t.Auth, err = h.toolAuth(tc); err != nil {
+			return err
+		}
+		if err := h.attachScripts(ctx, t, tc, scripts, repl); err != nil {
 			return err
 		}
 		tools = append(tools, t)

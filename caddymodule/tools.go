@@ -38,7 +38,8 @@ func buildTool(tc ToolConfig, conns map[string]connectorRef, repl *caddy.Replace
 	}
 
 	if tc.Use == "" {
-		return nil, fmt.Errorf("tool %q: missing 'use <connector>'", tc.Name)
+		// Script-backed: attachScripts (scripts.go) sets the executor.
+		return t, nil
 	}
 	ref, ok := conns[tc.Use]
 	if !ok {

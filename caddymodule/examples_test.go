@@ -1,0 +1,119 @@
+package caddymodule
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// exampleCaddyfile reads a Caddyfile of the repository and makes it
+// loadable by startGateway: its global options go (the harness sets its
+// own) and its site address becomes SITE.
+func exampleCaddyfile(t *testing.T, path, site string) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := regexp.MustCompile(`(?ms)^\{\n.*?^\}\n`).ReplaceAllString(string(raw), "")
+	if !strings.Contains(src, site+" {") {
+		t.Fatalf("%s: no site %q", path, site)
+	}
+	return strings.Replace(src, site+" {", "SITE {", 1)
+}
+
+// The examples run as written, from the repository root (their paths are
+// relative to it), and their script tools answer as documented.
+func TestExamplesScripts(t *testing.T) {
+	t.Chdir("..")
+	t.Run("Caddyfile.example", func(t *testing.T) {
+		g := startGateway(t, exampleCaddyfile(t, "Caddyfile.example", "http://localhost:8080"))
+		s := g.rawSession(t, "2025-06-18")
+		card := s.call(t, "customer-card", map[string]any{"customer_id": 1}).tool(t)
+		if got := card.Content[0].Text; got != `{"name":"Ada Lovelace","contact":"Ada Lovelace \u003cada@example.com\u003e","country":"🇬🇧 GB","customer_since":"2024-01-15"}` {
+			t.Errorf("customer-card: %s", got)
+		}
+		if r := s.call(t, "customer-card", map[string]any{"customer_id": 99}); r.Error == nil || r.Error.Message != "output transform: no customer with that id" {
+			t.Errorf("customer-card 99: %+v", r.Error)
+		}
+		quote := s.call(t, "shipping-quote", map[string]any{"weight_kg": 2, "country": "GB", "express": true}).tool(t)
+		if got := quote.Content[0].Text; got != `{"country":"GB","days":1,"price_eur":16.2}` {
+			t.Errorf("shipping-quote: %s", got)
+		}
+	})
+	t.Run("examples/scripts", func(t *testing.T) {
+		g := startGateway(t, exampleCaddyfile(t, "examples/scripts/Caddyfile", "http://localhost:8081"))
+		s := g.rawSession(t, "2025-06-18")
+		for _, who := range []any{1, "#1", " ADA@example.com "} {
+			res := s.call(t, "order-summary", map[string]any{"customer": who}).tool(t)
+			var sum map[string]any
+			if err := json.Unmarshal([]byte(res.Content[0].Text), &sum); err != nil || sum["customer"] != "Ada Lovelace" || sum["total"] == nil {
+				t.Errorf("order-summary %v: %s", who, res.Content[0].Text)
+			}
+		}
+		if r := s.call(t, "order-summary", map[string]any{"customer": "nobody"}); r.Error == nil ||
+			r.Error.Message != `input transform: customer must be an id or an e-mail address, got "nobody"` {
+			t.Errorf("order-summary nobody: %+v", r.Error)
+		}
+		r := s.call(t, "badge", map[string]any{"label": "build", "value": "passing"})
+		var res struct {
+			Content []map[string]any `json:"content"`
+		}
+		if err := json.Unmarshal(r.Result, &res); err != nil || len(res.Content) != 2 || res.Content[0]["type"] != "image" ||
+			res.Content[0]["mimeType"] != "image/svg+xml" || res.Content[1]["text"] != "build: passing" {
+			t.Fatalf("badge: %s %+v", r.Result, r.Error)
+		}
+		svg, err := base64.StdEncoding.DecodeString(res.Content[0]["data"].(string))
+		if err != nil || !strings.HasPrefix(string(svg), "<svg") || !strings.Contains(string(svg), ">passing</text>") {
+			t.Errorf("badge image: %q %v", svg, err)
+		}
+	})
+}
+
+// The official TypeScript SDK client calls the script tools of the worked
+// example: the image block of a handler arrives intact, a mapper's throw
+// arrives as -32000 with the stage and the thrown message.
+func TestScriptsTypeScriptSDK(t *testing.T) {
+	dir := nodeDir(t)
+	node := node22(t, dir)
+	t.Chdir("..")
+	g := startGateway(t, exampleCaddyfile(t, "examples/scripts/Caddyfile", "http://localhost:8081"))
+	steps := filepath.Join(t.TempDir(), "steps.json")
+	writeFile(t, steps, `[
+		{"op":"call","name":"badge","arguments":{"label":"build","value":"passing"}},
+		{"op":"call","name":"order-summary","arguments":{"customer":"nobody"}},
+		{"op":"call","name":"order-summary","arguments":{"customer":"#2"}}
+	]`)
+	out, err := exec.Command(node, filepath.Join(dir, "sdk-client.mjs"), g.URL, steps).Output()
+	if err != nil {
+		t.Fatalf("sdk-client: %v\n%s", err, out)
+	}
+	var run struct {
+		Steps []struct {
+			Result *struct {
+				Content []map[string]any `json:"content"`
+			} `json:"result"`
+			Error *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(out, &run); err != nil || len(run.Steps) != 3 {
+		t.Fatalf("sdk-client output %s: %v", out, err)
+	}
+	if r := run.Steps[0].Result; r == nil || len(r.Content) != 2 || r.Content[0]["type"] != "image" || r.Content[0]["mimeType"] != "image/svg+xml" {
+		t.Errorf("badge through the SDK: %s", out)
+	}
+	if e := run.Steps[1].Error; e == nil || e.Code != -32000 || e.Message != `input transform: customer must be an id or an e-mail address, got "nobody"` {
+		t.Errorf("mapper error through the SDK: %+v", e)
+	}
+	if r := run.Steps[2].Result; r == nil || !strings.Contains(r.Content[0]["text"].(string), `"customer":"Grace Hopper"`) {
+		t.Errorf("order-summary through the SDK: %s", out)
+	}
+}

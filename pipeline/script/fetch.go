@@ -1,0 +1,242 @@
+package script
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// fetch exists only when the operator lists hosts (fetch_allow). A request
+// runs synchronously inside the call (the call is waiting anyway), bounded
+// by its own timeout, the call's deadline and a response size cap; every
+// redirect is checked against the allow list too.
+
+type hostRule struct {
+	host     string // lower case, without "*."
+	port     string // "" = any port
+	wildcard bool   // "*.example.com": any subdomain, not the apex
+}
+
+// ParseFetchAllow checks one fetch_allow entry: a host name or IP, an
+// optional ":port", or "*.domain" for every subdomain of domain.
+func ParseFetchAllow(entry string) error {
+	_, err := parseHostRule(entry)
+	return err
+}
+
+func parseHostRule(entry string) (hostRule, error) {
+	var h hostRule
+	e := strings.ToLower(strings.TrimSpace(entry))
+	if strings.Contains(e, "/") || e == "" {
+		return h, fmt.Errorf("fetch_allow %q: want a host, host:port or *.domain (no scheme, no path)", entry)
+	}
+	if strings.HasPrefix(e, "*.") {
+		h.wildcard = true
+		e = e[2:]
+	}
+	if host, port, err := net.SplitHostPort(e); err == nil {
+		e, h.port = host, port
+	}
+	if e == "" || strings.ContainsAny(e, "*?[] ") {
+		return h, fmt.Errorf("fetch_allow %q: want a host, host:port or *.domain", entry)
+	}
+	h.host = strings.Trim(e, "[]")
+	return h, nil
+}
+
+type fetcher struct {
+	rules   []hostRule
+	timeout time.Duration
+	max     int64
+	client  *http.Client
+}
+
+func newFetcher(allow []string, timeout time.Duration, max int64) *fetcher {
+	f := &fetcher{timeout: timeout, max: max}
+	for _, a := range allow {
+		if r, err := parseHostRule(a); err == nil {
+			f.rules = append(f.rules, r)
+		}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil // the allow list names the hosts actually reached
+	tr.MaxIdleConnsPerHost = 8
+	f.client = &http.Client{
+		Transport: tr,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("too many redirects")
+			}
+			if !f.allowed(req.URL) {
+				return fmt.Errorf("redirect to host %q, which is not in fetch_allow", req.URL.Host)
+			}
+			return nil
+		},
+	}
+	return f
+}
+
+func (f *fetcher) allowed(u *url.URL) bool {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return false
+	}
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	for _, r := range f.rules {
+		if r.port != "" && r.port != port {
+			continue
+		}
+		if host == r.host && !r.wildcard {
+			return true
+		}
+		if r.wildcard && strings.HasSuffix(host, "."+r.host) {
+			return true
+		}
+	}
+	return false
+}
+
+// installFetch defines fetch(url, init) → Promise<Response>.
+func (r *runner) installFetch() {
+	_ = r.vm.Set("fetch", func(call goja.FunctionCall) goja.Value {
+		p, resolve, reject := r.vm.NewPromise()
+		res, err := r.doFetch(call.Argument(0), call.Argument(1))
+		if err != nil {
+			_ = reject(r.vm.NewTypeError("fetch: " + err.Error()))
+		} else {
+			_ = resolve(res)
+		}
+		return r.vm.ToValue(p)
+	})
+}
+
+func (r *runner) doFetch(target, init goja.Value) (goja.Value, error) {
+	f := r.s.fetch
+	u, err := url.Parse(target.String())
+	if err != nil || u.Host == "" {
+		return nil, errors.New("invalid URL (want an absolute http:// or https:// URL)")
+	}
+	if !f.allowed(u) {
+		return nil, fmt.Errorf("host %q is not in fetch_allow", u.Host)
+	}
+	method, body, header, err := r.fetchInit(init)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, f.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = header
+	resp, err := f.client.Do(req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%s %s: timed out", method, shown(u))
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("%s %s: %v", method, shown(u), err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, f.max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading the response: %v", method, shown(u), err)
+	}
+	if int64(len(data)) > f.max {
+		return nil, fmt.Errorf("%s %s: response body larger than %s", method, shown(u), sizeText(int(f.max)))
+	}
+	return r.response(resp, string(data)), nil
+}
+
+// shown is the URL as errors may show it: no user info, no query (either
+// may carry a credential).
+func shown(u *url.URL) string {
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+}
+
+// fetchInit reads the init object: method, headers (a plain object) and a
+// string body.
+func (r *runner) fetchInit(init goja.Value) (string, io.Reader, http.Header, error) {
+	method, header := http.MethodGet, http.Header{}
+	var body io.Reader
+	obj, ok := init.(*goja.Object)
+	if !ok {
+		return method, nil, header, nil
+	}
+	if m := obj.Get("method"); m != nil && !goja.IsUndefined(m) {
+		method = strings.ToUpper(m.String())
+	}
+	if h, ok := obj.Get("headers").(*goja.Object); ok {
+		for _, k := range h.Keys() {
+			header.Set(k, h.Get(k).String())
+		}
+	}
+	if b := obj.Get("body"); b != nil && !goja.IsUndefined(b) && !goja.IsNull(b) {
+		s, ok := b.Export().(string)
+		if !ok {
+			return "", nil, nil, errors.New("body must be a string (use JSON.stringify)")
+		}
+		if len(s) > r.s.opts.MaxInput {
+			return "", nil, nil, fmt.Errorf("request body larger than %s", sizeText(r.s.opts.MaxInput))
+		}
+		body = strings.NewReader(s)
+	}
+	return method, body, header, nil
+}
+
+// response builds the subset of the Fetch API Response scripts use:
+// status, ok, statusText, url, headers.get/has, text(), json().
+func (r *runner) response(resp *http.Response, body string) goja.Value {
+	vm := r.vm
+	obj := vm.NewObject()
+	_ = obj.Set("status", resp.StatusCode)
+	_ = obj.Set("ok", resp.StatusCode >= 200 && resp.StatusCode < 300)
+	_ = obj.Set("statusText", strings.TrimSpace(strings.TrimPrefix(resp.Status, fmt.Sprint(resp.StatusCode))))
+	_ = obj.Set("url", resp.Request.URL.String())
+	headers := vm.NewObject()
+	_ = headers.Set("get", func(name string) goja.Value {
+		if v := resp.Header.Values(name); len(v) > 0 {
+			return vm.ToValue(strings.Join(v, ", "))
+		}
+		return goja.Null()
+	})
+	_ = headers.Set("has", func(name string) bool { return len(resp.Header.Values(name)) > 0 })
+	_ = obj.Set("headers", headers)
+	settled := func(v goja.Value, failure *goja.Object) goja.Value {
+		p, resolve, reject := vm.NewPromise()
+		if failure != nil {
+			_ = reject(failure)
+		} else {
+			_ = resolve(v)
+		}
+		return vm.ToValue(p)
+	}
+	_ = obj.Set("text", func() goja.Value { return settled(vm.ToValue(body), nil) })
+	_ = obj.Set("json", func() goja.Value {
+		parse, _ := goja.AssertFunction(vm.Get("JSON").ToObject(vm).Get("parse"))
+		v, err := parse(goja.Undefined(), vm.ToValue(body))
+		if err != nil {
+			var ex *goja.Exception
+			if errors.As(err, &ex) {
+				return settled(nil, vm.NewTypeError("fetch: response is not JSON: "+ex.Value().String()))
+			}
+			panic(err) // an interrupt: let the runtime unwind
+		}
+		return settled(v, nil)
+	})
+	return obj
+}
