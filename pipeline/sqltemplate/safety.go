@@ -209,7 +209,7 @@ func blockedCall(toks []Token, d Dialect, blocked []string, enum func(Token) []s
 }
 
 // unquoteIdent returns the name a quoted identifier stands for: "a""b",
-// `a``b`, [a] and Postgres U&"d\0061t\+000061" (escape is the UESCAPE
+// `a“b`, [a] and Postgres U&"d\0061t\+000061" (escape is the UESCAPE
 // character, default backslash). An escape it cannot decode yields the
 // raw text, which matches nothing, so such a call is refused by the
 // database's own name lookup instead, never silently allowed as a different
