@@ -208,12 +208,11 @@ func blockedCall(toks []Token, d Dialect, blocked []string, enum func(Token) []s
 	return 0, ""
 }
 
-// unquoteIdent returns the name a quoted identifier stands for: "a""b",
-// `a“b`, [a] and Postgres U&"d\0061t\+000061" (escape is the UESCAPE
-// character, default backslash). An escape it cannot decode yields the
-// raw text, which matches nothing, so such a call is refused by the
-// database's own name lookup instead, never silently allowed as a different
-// name: U&"pg\005fsleep" decodes to pg_sleep.
+// unquoteIdent returns the name a quoted identifier stands for: "a""b", a
+// backquoted name (a doubled quote stands for itself), [a], and Postgres
+// U&"..." with its escapes (escape is the UESCAPE character, default
+// backslash): U&"pg\005fsleep" is pg_sleep. An escape it cannot decode
+// yields the raw text; Postgres refuses such an identifier itself.
 func unquoteIdent(text string, escape byte) string {
 	unicode := false
 	if len(text) > 2 && (text[0] == 'U' || text[0] == 'u') && text[1] == '&' {
