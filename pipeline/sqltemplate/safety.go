@@ -107,7 +107,7 @@ func writeIn(toks []Token) (int, string) {
 		if verb != "" {
 			what = verb
 		}
-		return lead.Offset, fmt.Sprintf("%s is not a query: %s, and the database would refuse a write", what, readOnlyHint)
+		return lead.Offset, fmt.Sprintf("%s is not a query; %s", what, readOnlyHint)
 	}
 	if verb == "EXPLAIN" || verb == "DESCRIBE" || verb == "DESC" {
 		// The explained statement: EXPLAIN ANALYZE runs it.
