@@ -25,12 +25,14 @@ func socketDead(nc net.Conn) bool {
 	}
 	dead := false
 	var buf [1]byte
-	err = rc.Read(func(fd uintptr) bool {
+	// Control, not Read: pgx may have a background reader parked on the
+	// socket (holding Go's read lock); a non-blocking peek needs no lock
+	// and consumes nothing.
+	err = rc.Control(func(fd uintptr) {
 		_, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		// Nothing to read (EAGAIN) is the healthy case; data, EOF (n == 0,
 		// no error) or any other error means the connection is done.
 		dead = !errors.Is(rerr, syscall.EAGAIN) && !errors.Is(rerr, syscall.EWOULDBLOCK)
-		return true // never wait for readability
 	})
 	return dead || err != nil
 }
