@@ -319,7 +319,7 @@ func TestDBSafetySurvivesBackendKill(t *testing.T) {
 
 // privatePostgres is a throwaway PostgreSQL server started by a test.
 type privatePostgres struct {
-	bin, data, user string
+	bin, dir, data, user string
 }
 
 // startPrivatePostgres initializes and starts a server on port (as the
@@ -341,7 +341,7 @@ func startPrivatePostgres(t *testing.T, port int) *privatePostgres {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &privatePostgres{bin: bin, data: filepath.Join(dir, "data")}
+	p := &privatePostgres{bin: bin, dir: dir, data: filepath.Join(dir, "data")}
 	if os.Geteuid() == 0 {
 		p.user = "postgres"
 		u, err := user.Lookup(p.user)
@@ -367,6 +367,17 @@ func startPrivatePostgres(t *testing.T, port int) *privatePostgres {
 		t.Fatalf("pg_ctl start: %v\n%s", err, log)
 	}
 	return p
+}
+
+// restart stops the server (ending every session) and starts it again
+// with the same options.
+func (p *privatePostgres) restart(t *testing.T) {
+	t.Helper()
+	// -l again: without it the server would write to (and hold open) our
+	// output pipe.
+	if err := p.run(p.dir, "pg_ctl", "-D", p.data, "-l", filepath.Join(p.dir, "server.log"), "-m", "fast", "-w", "-t", "60", "restart"); err != nil {
+		t.Fatalf("pg_ctl restart: %v", err)
+	}
 }
 
 func (p *privatePostgres) run(dir, tool string, args ...string) error {
@@ -402,6 +413,11 @@ func TestDBSafetyUnavailableAtStartup(t *testing.T) {
 			use db
 			statement "SELECT 1 AS one"
 		}
+		tool sleep {
+			description "Sleeps"
+			use db
+			statement "SELECT pg_sleep(30) IS NULL AS slept"
+		}
 	}
 }`, dsn)
 
@@ -428,7 +444,7 @@ func TestDBSafetyUnavailableAtStartup(t *testing.T) {
 		t.Errorf("unavailable connector took %s to answer; it must fail fast", r.took)
 	}
 
-	startPrivatePostgres(t, port)
+	pg := startPrivatePostgres(t, port)
 	deadline := time.Now().Add(30 * time.Second)
 	for i := 2; ; i++ {
 		r := s.callAsync(i, "one", map[string]any{})
@@ -442,6 +458,25 @@ func TestDBSafetyUnavailableAtStartup(t *testing.T) {
 			t.Fatalf("not serving 30s after the database came up: %+v", r)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+
+	// The database restarts under a running statement and idle pooled
+	// connections: the running call fails with -32000, the next calls
+	// reconnect and succeed, with no reload.
+	for i := 0; i < 3; i++ {
+		go s.callAsync(500+i, "one", map[string]any{}) // fill the pool with idle connections
+	}
+	inFlight := make(chan callResult, 1)
+	go func() { inFlight <- s.callAsync(600, "sleep", map[string]any{}) }()
+	time.Sleep(300 * time.Millisecond)
+	pg.restart(t)
+	if r := <-inFlight; r.err != nil || r.code != -32000 {
+		t.Errorf("statement running during the restart: %+v, want -32000", r)
+	}
+	for i := 0; i < 4; i++ {
+		if r := s.callAsync(700+i, "one", map[string]any{}); r.err != nil || r.code != 0 {
+			t.Fatalf("call %d after the restart: %+v", i, r)
+		}
 	}
 }
 
