@@ -141,20 +141,7 @@ func TestDBSafetyConnectorBusy(t *testing.T) {
 		}()
 	}
 	// Both connections busy: wait until the server runs both statements.
-	app := dsnApp(t, dsn)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var n int
-		_ = testDB(t).QueryRow(context.Background(),
-			`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND state = 'active' AND query LIKE '%pg_sleep%'`, app).Scan(&n)
-		if n == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the two slow calls did not start (%d running)", n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitSleeping(t, dsnApp(t, dsn), 2)
 
 	waiter := make(chan callResult, 1)
 	go func() { waiter <- s.callAsync(200, "sleep", map[string]any{"s": 0}) }()
@@ -183,6 +170,24 @@ func TestDBSafetyConnectorBusy(t *testing.T) {
 	// The pool is free again.
 	if r := s.callAsync(300, "sleep", map[string]any{"s": 0}); r.err != nil || r.code != 0 {
 		t.Errorf("after the slow calls: %+v", r)
+	}
+}
+
+// waitSleeping waits until n statements of application_name app run
+// pg_sleep on the server.
+func waitSleeping(t testing.TB, app string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var running int
+		_ = testDB(t).QueryRow(context.Background(),
+			`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND state = 'active' AND query LIKE '%pg_sleep%'`, app).Scan(&running)
+		if running == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d slow statements running, want %d", running, n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -289,19 +294,7 @@ func TestDBSafetySurvivesBackendKill(t *testing.T) {
 			// A running statement whose backend is killed fails, once.
 			slow := make(chan callResult, 1)
 			go func() { slow <- s.callAsync(2000, "sleep", map[string]any{"s": 3}) }()
-			deadline := time.Now().Add(5 * time.Second)
-			for {
-				var n int
-				_ = testDB(t).QueryRow(context.Background(),
-					`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND state = 'active' AND query LIKE '%pg_sleep%'`, app).Scan(&n)
-				if n == 1 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the slow call did not start")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			waitSleeping(t, app, 1)
 			terminateBackends(t, app)
 			r := <-slow
 			if r.err != nil || r.code != -32000 || !strings.Contains(r.message, "database unavailable") {

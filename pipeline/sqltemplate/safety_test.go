@@ -5,13 +5,36 @@ import (
 	"testing"
 )
 
+// safetyCase is a statement and the refusal it must get ("" when
+// accepted; else a substring of the error), from Check and from Compile.
+type safetyCase struct {
+	d    Dialect
+	src  string
+	want string
+}
+
+func runSafetyCases(t *testing.T, rules Rules, tests []safetyCase) {
+	t.Helper()
+	for _, tt := range tests {
+		for _, how := range []string{"Check", "Compile"} {
+			var err error
+			if how == "Check" {
+				err = Check(tt.src, tt.d, rules)
+			} else {
+				_, err = Compile(tt.src, Options{Dialect: tt.d, Inputs: map[string]Param{"id": {}}, Safety: rules})
+			}
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("%s %s %q: refused: %v", how, tt.d, tt.src, err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("%s %s %q: got %v, want %q", how, tt.d, tt.src, err, tt.want)
+			}
+		}
+	}
+}
+
 func TestSafetyReadOnly(t *testing.T) {
-	ro := Rules{ReadOnly: true, OneStatement: true}
-	tests := []struct {
-		d    Dialect
-		src  string
-		want string // "" when accepted; else a substring of the error
-	}{
+	runSafetyCases(t, Rules{ReadOnly: true, OneStatement: true}, []safetyCase{
 		// Queries pass, whatever words hide in strings and comments.
 		{Postgres, "SELECT id FROM t WHERE id = {{ inputs.id }}", ""},
 		{Postgres, "select 1", ""},
@@ -65,24 +88,7 @@ func TestSafetyReadOnly(t *testing.T) {
 		{Postgres, "EXPLAIN ANALYZE DELETE FROM t", "EXPLAIN DELETE explains a write"},
 		{Postgres, "EXPLAIN (ANALYZE, VERBOSE) INSERT INTO t VALUES (1)", "EXPLAIN INSERT explains a write"},
 		{Postgres, "SELECT 1; DELETE FROM t", `more than one statement ("DELETE" follows a ";")`},
-	}
-	for _, tt := range tests {
-		err := Check(tt.src, tt.d, ro)
-		if tt.want == "" {
-			if err != nil {
-				t.Errorf("%s %q: refused: %v", tt.d, tt.src, err)
-			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s %q: got %v, want %q", tt.d, tt.src, err, tt.want)
-		}
-		// Compile applies the same rules.
-		_, cerr := Compile(tt.src, Options{Dialect: tt.d, Inputs: map[string]Param{"id": {}}, Safety: ro})
-		if cerr == nil || !strings.Contains(cerr.Error(), tt.want) {
-			t.Errorf("Compile %s %q: got %v, want %q", tt.d, tt.src, cerr, tt.want)
-		}
-	}
+	})
 }
 
 func TestSafetyOneStatement(t *testing.T) {
@@ -104,12 +110,7 @@ func TestSafetyOneStatement(t *testing.T) {
 }
 
 func TestSafetyBlockFunctions(t *testing.T) {
-	rules := Rules{BlockFunctions: []string{"pg_sleep", "DBLINK", "sleep"}}
-	tests := []struct {
-		d    Dialect
-		src  string
-		want string
-	}{
+	runSafetyCases(t, Rules{BlockFunctions: []string{"pg_sleep", "DBLINK", "sleep"}}, []safetyCase{
 		{Postgres, "SELECT pg_sleep(1)", "calls pg_sleep()"},
 		{Postgres, "SELECT PG_SLEEP (1)", "calls pg_sleep()"},
 		{Postgres, "SELECT pg_catalog.pg_sleep(1)", "calls pg_sleep()"},
@@ -132,19 +133,7 @@ func TestSafetyBlockFunctions(t *testing.T) {
 		{Postgres, "SELECT pg_sleep FROM t", ""},
 		{Postgres, `SELECT "pg_sleep" FROM t`, ""},
 		{MySQL, "SELECT 1 /*+ MAX_EXECUTION_TIME(1000) */", ""},
-	}
-	for _, tt := range tests {
-		err := Check(tt.src, tt.d, rules)
-		if tt.want == "" {
-			if err != nil {
-				t.Errorf("%s %q: refused: %v", tt.d, tt.src, err)
-			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s %q: got %v, want %q", tt.d, tt.src, err, tt.want)
-		}
-	}
+	})
 }
 
 func TestSafetyCompileMapsPositions(t *testing.T) {
