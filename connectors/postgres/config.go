@@ -49,6 +49,9 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 	if cfg.MaxConns > 0 {
 		pcfg.MaxConns = cfg.MaxConns
 	}
+	if pcfg.ConnConfig.ConnectTimeout == 0 {
+		pcfg.ConnConfig.ConnectTimeout = defaultConnectTimeout // health.go
+	}
 	params := pcfg.ConnConfig.RuntimeParams
 	if params["application_name"] == "" {
 		params["application_name"] = applicationName

@@ -2,9 +2,16 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
+
+// defaultConnectTimeout bounds opening a connection (TCP, TLS, startup)
+// when the DSN sets no connect_timeout: a database host that accepts but
+// never answers (hung, half-failed over) would otherwise hold each call
+// that needs a new connection until its client gives up.
+var defaultConnectTimeout = 5 * time.Second
 
 // Ping checks that the database answers, on a pooled connection (opening
 // one if needed). Errors are *pipeline.PublicError.
