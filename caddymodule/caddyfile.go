@@ -135,7 +135,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.Errf("unrecognized mcp sub-directive %q", dir)
 		}
 	}
-	return h.checkScriptTools()
+	if err := h.checkScriptTools(); err != nil {
+		return err
+	}
+	return checkStatementsAtAdapt(h)
 }
 
 // parseConnector reads `connector <name> <type> <dsn> { ... }`.
@@ -182,6 +185,10 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 				return c, err
 			}
 			c.StatementTimeout = caddy.Duration(dur)
+		case "max_waiting", "queue_timeout", "required", "block_functions":
+			if err := parseConnectorSafety(d, &c, sub); err != nil {
+				return c, err
+			}
 		case "seed":
 			if c.Type != "sqlite" {
 				return c, d.Errf("connector %q: seed is only for sqlite connectors", c.Name)
@@ -221,6 +228,7 @@ func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
 				return t, err
 			}
 		case "statement":
+			t.statementAt = d.File() + ":" + strconv.Itoa(d.Line())
 			if err := oneArg(d, &t.Statement); err != nil {
 				return t, err
 			}

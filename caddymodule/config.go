@@ -23,6 +23,22 @@ type ConnectorConfig struct {
 	// Seed (sqlite) is an SQL file that creates the database file when it
 	// does not exist yet.
 	Seed string `json:"seed,omitempty"`
+
+	// Database safety and resilience (README "Database safety").
+
+	// MaxWaiting bounds the calls waiting for a connection while the pool
+	// is exhausted; a call beyond it fails at once with "connector busy".
+	// nil: no bound; 0: no call waits.
+	MaxWaiting *int `json:"max_waiting,omitempty"`
+	// QueueTimeout is how long a call waits for a connection of an
+	// exhausted pool before failing with "connector busy" (default 10s).
+	QueueTimeout caddy.Duration `json:"queue_timeout,omitempty"`
+	// Required fails the config load (and `caddy validate`) when the
+	// database cannot be reached. Without it the connector's tools answer
+	// "connector unavailable" until it can, and then serve without a reload.
+	Required bool `json:"required,omitempty"`
+	// BlockFunctions are functions no statement on this connector may call.
+	BlockFunctions []string `json:"block_functions,omitempty"`
 }
 
 // ToolConfig declares one tool.
@@ -41,6 +57,8 @@ type ToolConfig struct {
 	Cache *ToolCacheConfig  `json:"cache,omitempty"`
 	// ToolScripts: handler, mappers and script settings (caddyfile_scripts.go).
 	ToolScripts
+
+	statementAt string // Caddyfile file:line of the statement, for adapt-time errors
 }
 
 // InputConfig declares one input of a tool.

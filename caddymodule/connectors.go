@@ -14,6 +14,7 @@ import (
 	"github.com/edgemcp/edgemcp/connectors/postgres"
 	"github.com/edgemcp/edgemcp/connectors/sqlite"
 	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/pipeline/connguard"
 )
 
 // connectorPools shares open database pools across config reloads: Caddy
@@ -87,9 +88,11 @@ func knownConnectorTypes() string {
 type sharedConnector struct {
 	pipeline.SQLConnector
 	close func()
+	guard *connguard.Pool // health and connection slots (connector_guard.go)
 }
 
 func (s *sharedConnector) Destruct() error {
+	s.guard.Close()
 	s.close()
 	return nil
 }
@@ -115,12 +118,17 @@ func acquireConnector(c ConnectorConfig) (pipeline.SQLConnector, string, error) 
 			return nil, err
 		}
 		poolsOpened.Add(1)
-		return &sharedConnector{SQLConnector: conn, close: closeFn}, nil
+		return &sharedConnector{SQLConnector: conn, close: closeFn, guard: newGuardPool(conn, c)}, nil
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("connector %q (%s): %s", c.Name, c.Type, pipeline.SafeText(err, "cannot open"))
 	}
-	return val.(*sharedConnector).SQLConnector, key, nil
+	guarded, err := guardConnector(val.(*sharedConnector).guard, c)
+	if err != nil {
+		releaseConnector(key)
+		return nil, "", err
+	}
+	return guarded, key, nil
 }
 
 func releaseConnector(key string) {

@@ -27,6 +27,9 @@ func e2eSchema(t testing.TB) {
 		(1, 'Ada', 'ada@example.com', '2024-01-02T03:04:05Z', 12.50, '{"tier":"gold"}'),
 		(2, 'Grace', 'grace@example.com', '2024-02-03T04:05:06Z', 1234567890123456789012.5, null),
 		(9007199254740993, 'Big', 'big@example.com', '2024-03-04T05:06:07Z', 0, '[1,2]')`)
+	// A write no lexer can see (a CTE write is refused at load): only the
+	// database's READ ONLY transaction stops it.
+	execSQL(t, db, `CREATE FUNCTION edgemcp_e2e.sneaky() RETURNS int8 LANGUAGE sql AS $$ INSERT INTO edgemcp_e2e.users VALUES (77, 'x', 'x', now(), 0, null) RETURNING id $$`)
 	t.Cleanup(func() { execSQL(t, testDB(t), `DROP SCHEMA IF EXISTS edgemcp_e2e CASCADE`) })
 }
 
@@ -69,9 +72,9 @@ func e2eCaddyfile(t testing.TB, extra string) string {
 			statement "SELECT * FROM edgemcp_e2e.no_such_table"
 		}
 		tool sneaky-write {
-			description "A write hidden in a CTE"
+			description "A write hidden in a function"
 			use main
-			statement "WITH x AS (INSERT INTO edgemcp_e2e.users VALUES (77, 'x', 'x', now(), 0, null) RETURNING id) SELECT id FROM x"
+			statement "SELECT edgemcp_e2e.sneaky() AS id"
 		}
 		tool slow {
 			description "Sleeps"

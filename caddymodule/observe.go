@@ -82,7 +82,16 @@ func (h *Handler) provisionObservability(ctx caddy.Context, conns map[string]con
 	}
 	h.unknownTool = &toolObs{name: unknownToolLabel, metrics: newToolMetrics(unknownToolLabel)}
 	for name, ref := range conns {
-		if p, ok := ref.conn.(pipeline.PoolStatser); ok {
+		var conn any = ref.conn
+		if ref.cmd != nil {
+			conn = ref.cmd
+		}
+		// SQL connectors reach tools through the connector guard
+		// (connguard); the pool statistics are the wrapped connector's.
+		if g, ok := conn.(interface{ Unwrap() pipeline.SQLConnector }); ok {
+			conn = g.Unwrap()
+		}
+		if p, ok := conn.(pipeline.PoolStatser); ok {
 			h.exposeConnectorPool(name, ref.config.Type, p)
 		}
 	}

@@ -56,6 +56,7 @@ func buildTool(tc ToolConfig, conns map[string]connectorRef, repl *caddy.Replace
 		Dialect:   ref.conn.Dialect(),
 		Inputs:    params,
 		LookupEnv: lookupEnv,
+		Safety:    statementRules(ref.config, ref.conn.ReadOnly()),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: statement: %v", tc.Name, err)

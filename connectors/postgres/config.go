@@ -49,6 +49,9 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 	if cfg.MaxConns > 0 {
 		pcfg.MaxConns = cfg.MaxConns
 	}
+	if pcfg.ConnConfig.ConnectTimeout == 0 {
+		pcfg.ConnConfig.ConnectTimeout = defaultConnectTimeout // health.go
+	}
 	params := pcfg.ConnConfig.RuntimeParams
 	if params["application_name"] == "" {
 		params["application_name"] = applicationName
@@ -79,6 +82,7 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 	pcfg.ConnConfig.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: cancelDeadline}
 	}
+	pcfg.PrepareConn = dropDeadConn // health.go
 	pcfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		registerTextOnly(conn.TypeMap())
 		return nil

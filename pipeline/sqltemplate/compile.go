@@ -21,6 +21,8 @@ type Options struct {
 	Inputs  map[string]Param // declared inputs by name; a placeholder naming anything else is an error
 	// LookupEnv resolves {{ env.NAME }}; nil means os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
+	// Safety are the load-time checks of safety.go (none when zero).
+	Safety Rules
 }
 
 // slot is an input placeholder of the expanded text.
@@ -70,6 +72,9 @@ func (c *compiler) compile() (*Statement, *CompileError) {
 		return nil, err
 	}
 	if err := c.checkTokens(toks); err != nil {
+		return nil, err
+	}
+	if err := c.checkSafety(toks, spans); err != nil {
 		return nil, err
 	}
 	return c.build(toks)

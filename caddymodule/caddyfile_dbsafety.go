@@ -1,0 +1,102 @@
+package caddymodule
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
+)
+
+// Database safety in the Caddyfile: the connector sub-directives
+// max_waiting, queue_timeout, required and block_functions, and the
+// statement checks run by `caddy adapt` so that a write on a read_only
+// connector, a second statement or a blocked function fails before the
+// config is ever loaded (Provision runs the same checks on JSON configs).
+
+// sqlDialects are the connector types whose statements are SQL, with the
+// lexer dialect the checks read them in.
+var sqlDialects = map[string]sqltemplate.Dialect{
+	"postgres": sqltemplate.Postgres,
+	"sqlite":   sqltemplate.SQLite,
+	"mysql":    sqltemplate.MySQL,
+}
+
+// functionName is what block_functions accepts: an unqualified name.
+var functionName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`)
+
+// parseConnectorSafety reads one of the safety sub-directives of a
+// connector block; d is on the sub-directive.
+func parseConnectorSafety(d *caddyfile.Dispenser, c *ConnectorConfig, sub string) error {
+	switch sub {
+	case "max_waiting":
+		var s string
+		if err := oneArg(d, &s); err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return d.Errf("connector %q: max_waiting must be a non-negative integer, got %q", c.Name, s)
+		}
+		c.MaxWaiting = &n
+	case "queue_timeout":
+		dur, err := durationArg(d)
+		if err != nil {
+			return err
+		}
+		c.QueueTimeout = caddy.Duration(dur)
+	case "required":
+		if d.NextArg() {
+			return d.ArgErr()
+		}
+		c.Required = true
+	case "block_functions":
+		if _, ok := sqlDialects[c.Type]; !ok {
+			return d.Errf("connector %q: block_functions applies to SQL connectors, not %s", c.Name, c.Type)
+		}
+		names := d.RemainingArgs()
+		if len(names) == 0 {
+			return d.Errf("connector %q: block_functions needs at least one function name", c.Name)
+		}
+		for _, n := range names {
+			if !functionName.MatchString(n) {
+				return d.Errf("connector %q: block_functions: %q is not a function name (write it without schema or quotes: a call is refused whatever qualifies it)", c.Name, n)
+			}
+		}
+		c.BlockFunctions = append(c.BlockFunctions, names...)
+	}
+	return nil
+}
+
+// statementRules are the load-time checks for statements on connector c.
+func statementRules(c ConnectorConfig, readOnly bool) sqltemplate.Rules {
+	return sqltemplate.Rules{OneStatement: true, ReadOnly: readOnly, BlockFunctions: c.BlockFunctions}
+}
+
+// checkStatementsAtAdapt runs the statement checks on the Caddyfile's
+// tools, against their connectors' dialect and settings. What cannot be
+// known yet (env values, an unknown connector, text that does not lex) is
+// left to Provision, which checks the compiled statement again.
+func checkStatementsAtAdapt(h *Handler) error {
+	conns := make(map[string]ConnectorConfig, len(h.Connectors))
+	for _, c := range h.Connectors {
+		conns[c.Name] = c
+	}
+	for _, t := range h.Tools {
+		c, ok := conns[t.Use]
+		if !ok {
+			continue
+		}
+		d, ok := sqlDialects[c.Type]
+		if !ok {
+			continue
+		}
+		if err := sqltemplate.Check(t.Statement, d, statementRules(c, c.ReadOnly)); err != nil {
+			return fmt.Errorf("tool %q: statement: %v, at %s", t.Name, err, t.statementAt)
+		}
+	}
+	return nil
+}
