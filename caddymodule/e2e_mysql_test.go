@@ -33,17 +33,11 @@ func mysqlCaddyfile(t *testing.T, tbl string) string {
 			statement "SELECT id, name, price, added, tags, photo FROM %[2]s WHERE id = {{ inputs.id }}"
 			input id int required
 		}
-		tool add-item-ro {
-			description "Write through the read-only connector"
+		tool sneaky-ro {
+			description "A write hidden in a function, through the read-only connector"
 			use shop
-			statement "INSERT INTO %[2]s (id, name) VALUES ({{ inputs.id }}, {{ inputs.name }})"
+			statement "SELECT %[2]s_w({{ inputs.id }}, {{ inputs.name }}) AS n"
 			input id int required
-			input name string required
-		}
-		tool rename-ro {
-			description "Update through the read-only connector"
-			use shop
-			statement "UPDATE %[2]s SET name = {{ inputs.name }}"
 			input name string required
 		}
 		tool mysql-exact {
@@ -75,6 +69,10 @@ func mysqlItems(t *testing.T) (tbl, canary string) {
 	testmysql.Exec(t, "CREATE TABLE "+tbl+` (id INT PRIMARY KEY, name VARCHAR(255) NOT NULL,
 		price DECIMAL(10,2), added DATETIME, tags JSON, photo BLOB)`)
 	testmysql.Exec(t, "CREATE TABLE "+canary+" (x INT)")
+	// A write the load-time checks cannot see (it is inside a function):
+	// the server's READ ONLY transaction is the guard that refuses it.
+	testmysql.Exec(t, "CREATE FUNCTION "+tbl+"_w(i INT, n VARCHAR(255)) RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO "+tbl+" (id, name) VALUES (i, n); RETURN 1; END")
+	t.Cleanup(func() { testmysql.Exec(t, "DROP FUNCTION IF EXISTS "+tbl+"_w") })
 	for i, n := range injectionRows {
 		testmysql.Exec(t, "INSERT INTO "+tbl+" (id, name) VALUES (?, ?)", i+1, n)
 	}
@@ -108,13 +106,21 @@ func TestEndToEndMySQL(t *testing.T) {
 		tool string
 		args map[string]any
 	}{
-		{"add-item-ro", map[string]any{"id": 99, "name": "intruder"}},
-		{"rename-ro", map[string]any{"name": "renamed"}},
+		{"sneaky-ro", map[string]any{"id": 99, "name": "intruder"}},
 	} {
 		r := s.call(t, tc.tool, tc.args)
 		if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "READ ONLY") {
 			t.Errorf("%s on the read-only connector: %+v, want -32000 with the server's READ ONLY refusal", tc.tool, r.Error)
 		}
+	}
+	// A plain write on the read-only connector never gets that far: the
+	// load fails, and the running config keeps serving.
+	err = g.load(strings.Replace(mysqlCaddyfile(t, tbl), `statement "SELECT id, name, price, added, tags, photo FROM`, `statement "INSERT INTO `+tbl+` (id) VALUES (7)" #`, 1))
+	if err == nil || !strings.Contains(err.Error(), "INSERT is not a query") {
+		t.Errorf("INSERT on a read_only mysql connector: load error %v", err)
+	}
+	if r := s.call(t, "get-item", map[string]any{"id": 1}); r.Error != nil {
+		t.Errorf("after the refused load: %+v", r.Error)
 	}
 	var n int
 	var names string
