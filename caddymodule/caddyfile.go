@@ -93,6 +93,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				}
 			}
 			h.AllowedOrigins = append(h.AllowedOrigins, origins...)
+		case "catalog":
+			if err := parseCatalog(d, h); err != nil {
+				return err
+			}
 		case "connector":
 			c, err := parseConnector(d)
 			if err != nil {

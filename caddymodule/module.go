@@ -53,6 +53,8 @@ type Handler struct {
 	// "*") allowed besides the endpoint's own. A request with any other
 	// Origin header is refused with 403 (MCP's Origin validation).
 	AllowedOrigins []string `json:"allowed_origins,omitempty"`
+	// CatalogOff disables the HTML tool catalog served to browsers (catalog.go).
+	CatalogOff bool `json:"catalog_off,omitempty"`
 
 	Connectors []ConnectorConfig `json:"connectors,omitempty"`
 	Tools      []ToolConfig      `json:"tools,omitempty"`

@@ -65,6 +65,9 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Forbidden: origin not allowed", http.StatusForbidden)
 		return
 	}
+	if h.serveCatalog(w, r) {
+		return
+	}
 	mw := &mcpWriter{inner: w}
 	if r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.MaxBodySize))
