@@ -35,6 +35,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		max_body_size <size>
 //		session_idle_timeout <duration>
 //		allowed_origins <origin...>
+//		catalog on|off
 //		connector <name> postgres|sqlite <dsn-or-path> { ... }
 //		tool <name> { ... }
 //	}

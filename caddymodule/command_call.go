@@ -256,9 +256,10 @@ func printResult(out io.Writer, res *mcp.CallToolResult, asJSON bool) error {
 // response (bounded) and keeps the last JSON-RPC error object in it, in a
 // JSON body or an SSE event, so the exact code can be printed.
 type errorRecorder struct {
-	base http.RoundTripper
-	mu   sync.Mutex
-	last *rpcError
+	base    http.RoundTripper
+	mu      sync.Mutex
+	last    *rpcError
+	httpErr string // status and body excerpt of the last non-2xx response
 }
 
 func (r *errorRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -274,18 +275,21 @@ func (r *errorRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if len(body) > maxCallResponse {
 		return nil, fmt.Errorf("response larger than %d bytes", maxCallResponse)
 	}
+	r.mu.Lock()
 	if e := findRPCError(body); e != nil {
-		r.mu.Lock()
 		r.last = e
-		r.mu.Unlock()
 	}
+	if resp.StatusCode/100 != 2 {
+		r.httpErr = httpFailure(resp, body)
+	}
+	r.mu.Unlock()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp, nil
 }
 
 func (r *errorRecorder) reset() {
 	r.mu.Lock()
-	r.last = nil
+	r.last, r.httpErr = nil, ""
 	r.mu.Unlock()
 }
 
@@ -297,7 +301,27 @@ func (r *errorRecorder) explain(step string, err error) error {
 	if r.last != nil {
 		return r.last
 	}
+	if r.httpErr != "" {
+		return fmt.Errorf("%s: %s", step, r.httpErr)
+	}
 	return fmt.Errorf("%s: %v", step, err)
+}
+
+// httpFailure describes a non-2xx answer: status, the challenge of a 401,
+// and the start of the body on one line.
+func httpFailure(resp *http.Response, body []byte) string {
+	msg := "HTTP " + resp.Status
+	if c := resp.Header.Get("WWW-Authenticate"); c != "" {
+		msg += " (WWW-Authenticate: " + c + ")"
+	}
+	excerpt := strings.Join(strings.Fields(string(body)), " ")
+	if len(excerpt) > 200 {
+		excerpt = excerpt[:200] + "..."
+	}
+	if excerpt != "" {
+		msg += ": " + excerpt
+	}
+	return msg
 }
 
 // findRPCError finds the error object of a JSON-RPC response in a JSON body

@@ -85,7 +85,7 @@ func TestMCPCallExample(t *testing.T) {
 		{"typed by schema", []string{"search-products", "query=Desk", "limit=1", "sort=price"}, false, []string{`"name":`, `"price":`}, ""},
 		{"string input that looks like a number", []string{"search-products", "query=42"}, false, []string{"[]"}, ""},
 		{"json output", []string{"get-customer", "customer_id=2", "--json"}, false, []string{`"structuredContent"`, `"content"`}, ""},
-		{"unknown tool", []string{"no-such-tool"}, true, nil, `error -32601: tool "no-such-tool" not found`},
+		{"unknown tool", []string{"no-such-tool"}, true, nil, `error -32601: tool resolution: tool "no-such-tool" not found`},
 		{"validation", []string{"get-customer", "customer_id=1.5"}, true, nil, "error -32000: input validation: input \"customer_id\""},
 		{"unknown input", []string{"get-customer", "customer_id=1", "nope=1"}, true, nil, `input "nope": unknown input`},
 		{"bad argument", []string{"get-customer", "customer_id"}, true, nil, "want key=value"},
@@ -115,8 +115,8 @@ func TestMCPCallHeadersAndIsError(t *testing.T) {
 	src += "}\n" // one more closing brace, for the route block
 	g := startGateway(t, src)
 
-	if _, errOut, err := runMCPCommand(t, "call", g.URL, "get-customer", "customer_id=1"); err == nil || !strings.Contains(errOut, "401") {
-		t.Errorf("without the header: err %v, stderr %q; want a 401 failure", err, errOut)
+	if _, errOut, err := runMCPCommand(t, "call", g.URL, "get-customer", "customer_id=1"); err == nil || !strings.Contains(errOut, "initialize: HTTP 401 Unauthorized: missing key") {
+		t.Errorf("without the header: err %v, stderr %q; want the 401 and its body", err, errOut)
 	}
 	out, errOut, err := runMCPCommand(t, "call", g.URL, "get-customer", "customer_id=1", "--header", "X-Gateway-Key: s3cret")
 	if err != nil || !strings.Contains(out, "Ada Lovelace") {

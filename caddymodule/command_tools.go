@@ -385,7 +385,8 @@ func writeTool(out io.Writer, t toolListing) {
 		return
 	}
 	fmt.Fprintln(out, "    inputs:")
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	for _, in := range t.Inputs {
 		var attrs []string
 		switch {
@@ -402,6 +403,10 @@ func writeTool(out io.Writer, t toolListing) {
 		fmt.Fprintf(tw, "      %s\t%s\t%s\t%s\n", in.Name, in.Type, strings.Join(attrs, ", "), in.Description)
 	}
 	_ = tw.Flush()
+	for _, line := range strings.SplitAfter(table.String(), "\n") {
+		// An input without a description leaves the padding of its last cell.
+		fmt.Fprint(out, strings.TrimRight(line, " "))
+	}
 }
 
 // writeSettings prints extra settings (cache, auth, handler, ...) sorted by
