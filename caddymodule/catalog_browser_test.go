@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"html"
 	"image"
 	"image/color"
@@ -96,10 +97,15 @@ func TestCatalogInChromium(t *testing.T) {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	shot := filepath.Join(dir, "catalog.png")
-	chromium(t, "--screenshot="+shot, "--window-size=1280,1700", g.URL)
-	checkScreenshot(t, shot, 1280)
-	t.Logf("screenshot: %s", shot)
+	for _, size := range []struct {
+		name          string
+		width, height int
+	}{{"catalog.png", 1280, 1700}, {"catalog-narrow.png", 420, 1800}} {
+		shot := filepath.Join(dir, size.name)
+		chromium(t, "--screenshot="+shot, fmt.Sprintf("--window-size=%d,%d", size.width, size.height), g.URL)
+		checkScreenshot(t, shot, size.width)
+		t.Logf("screenshot: %s", shot)
+	}
 }
 
 // sectionOf returns the tool's <section> of the page.
