@@ -109,17 +109,23 @@ func (h *Handler) toolFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	if len(h.providers) == 0 || callStateFrom(ctx) != nil {
 		return tools
 	}
-	info := authRequestInfo(ctx)
 	out := make([]mcp.Tool, 0, len(tools))
 	for _, t := range tools {
-		pt := h.engine.Lookup(t.Name)
-		if pt == nil {
-			continue
+		if pt := h.engine.Lookup(t.Name); pt != nil && h.callable(ctx, pt) {
+			out = append(out, t)
 		}
-		if check, ok := pt.Auth.(*pipeline.AuthCheck); ok && (info == nil || !check.Allows(ctx, info, t.Name)) {
-			continue
-		}
-		out = append(out, t)
 	}
 	return out
+}
+
+// callable reports whether the caller of ctx passes t's auth check: the
+// tools/list filter and the catalog page show only such tools. (The auth
+// stage still runs on every call; listing is a convenience.)
+func (h *Handler) callable(ctx context.Context, t *pipeline.Tool) bool {
+	check, ok := t.Auth.(*pipeline.AuthCheck)
+	if !ok {
+		return true
+	}
+	info := authRequestInfo(ctx)
+	return info != nil && check.Allows(ctx, info, t.Name)
 }

@@ -35,6 +35,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		max_body_size <size>
 //		session_idle_timeout <duration>
 //		allowed_origins <origin...>
+//		catalog on|off
 //		connector <name> postgres|mysql|sqlite|redis <dsn-or-path> { ... }
 //		cache { ... }
 //		tool <name> { ... }
@@ -98,6 +99,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				}
 			}
 			h.AllowedOrigins = append(h.AllowedOrigins, origins...)
+		case "catalog":
+			if err := parseCatalog(d, h); err != nil {
+				return err
+			}
 		case "connector":
 			c, err := parseConnector(d)
 			if err != nil {

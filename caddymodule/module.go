@@ -58,6 +58,8 @@ type Handler struct {
 	// ScriptSettings: script_timeout, fetch_allow, script_max_input and
 	// script_max_output for every tool (caddyfile_scripts.go).
 	ScriptSettings
+	// CatalogOff disables the HTML tool catalog served to browsers (catalog.go).
+	CatalogOff bool `json:"catalog_off,omitempty"`
 
 	Connectors []ConnectorConfig `json:"connectors,omitempty"`
 	Tools      []ToolConfig      `json:"tools,omitempty"`

@@ -68,6 +68,9 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if r = h.authenticateEndpoint(w, r); r == nil {
 		return // refused, or the metadata document was served (auth_http.go)
 	}
+	if h.serveCatalog(w, r) {
+		return
+	}
 	mw := &mcpWriter{inner: w}
 	if r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.MaxBodySize))

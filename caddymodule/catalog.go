@@ -1,0 +1,323 @@
+package caddymodule
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"mime"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// The tool catalog: a browser that opens the MCP URL (GET, Accept: text/html,
+// no text/event-stream) gets a self-contained HTML page listing the tools the
+// caller may call. MCP clients never ask for text/html, so the page cannot
+// shadow the transport; `catalog off` turns it off and GET behaves as before.
+// The page shows only what tools/list already publishes (names, descriptions,
+// input schemas, hints) plus badges: never connectors, statements or secrets.
+
+//go:embed catalog.html
+var catalogHTML string
+
+// catalogCSS is the page's only style sheet, inlined; the CSP allows exactly
+// this style block (by hash) and nothing else: no scripts, images or fonts.
+//
+//go:embed catalog.css
+var catalogCSS string
+
+var (
+	catalogTemplate = template.Must(template.New("catalog").Parse(catalogHTML))
+	catalogCSP      = func() string {
+		sum := sha256.Sum256([]byte(catalogCSS))
+		return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
+			"'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	}()
+)
+
+// parseCatalog reads `catalog on|off`.
+func parseCatalog(d *caddyfile.Dispenser, h *Handler) error {
+	var v string
+	if err := oneArg(d, &v); err != nil {
+		return err
+	}
+	switch v {
+	case "off":
+		h.CatalogOff = true
+	case "on":
+		h.CatalogOff = false
+	default:
+		return d.Errf("catalog must be on or off, got %q", v)
+	}
+	return nil
+}
+
+// serveCatalog answers a browser's GET with the catalog page and reports
+// whether it did; anything else is left to the MCP transport.
+func (h *Handler) serveCatalog(w http.ResponseWriter, r *http.Request) bool {
+	if h.CatalogOff || r.Method != http.MethodGet || !wantsHTML(r.Header.Get("Accept")) {
+		return false
+	}
+	if !loopbackHostOK(r) {
+		// The transport's DNS rebinding rule, applied to the page too.
+		http.Error(w, "Forbidden: Host not allowed on a loopback listener", http.StatusForbidden)
+		return true
+	}
+	var buf bytes.Buffer
+	if err := catalogTemplate.Execute(&buf, h.catalogPage(r)); err != nil {
+		h.logger.Error("rendering the tool catalog", zap.Error(err))
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		return true
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/html; charset=utf-8")
+	hdr.Set("Content-Security-Policy", catalogCSP)
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Referrer-Policy", "no-referrer")
+	// The page depends on who asks (tools are filtered by identity) and on
+	// Accept (the same URL is the MCP endpoint): never shared by caches.
+	hdr.Set("Cache-Control", "private, no-store")
+	hdr.Add("Vary", "Accept")
+	hdr.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+	return true
+}
+
+// wantsHTML: the Accept header names text/html (or XHTML) with a non-zero
+// quality and does not name text/event-stream (an MCP client's GET).
+func wantsHTML(accept string) bool {
+	html := false
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "text/event-stream":
+			return false
+		case "text/html", "application/xhtml+xml":
+			if q, err := strconv.ParseFloat(params["q"], 64); err != nil || q > 0 {
+				html = true
+			}
+		}
+	}
+	return html
+}
+
+// loopbackHostOK mirrors mcp-go's DNS rebinding guard, which is not
+// exported: a request that reached a loopback listener must name a loopback
+// Host, or a page on another site could read the catalog through a
+// rebinding DNS name.
+func loopbackHostOK(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return true
+	}
+	tcp, ok := local.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsLoopback() {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// visibleTools returns the tools this request may call, in declaration
+// order. It is the single place where the catalog learns about visibility,
+// so that an identity-based filter plugs in here.
+func (h *Handler) visibleTools(r *http.Request) []*pipeline.Tool {
+	all := h.engine.Tools()
+	out := make([]*pipeline.Tool, 0, len(all))
+	for _, t := range all {
+		if h.callable(r.Context(), t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// badge is a short label on a tool card.
+type badge struct {
+	Label string // shown
+	Class string // CSS modifier: auth, cache, safe, warn, info
+	Title string // tooltip
+}
+
+// toolBadges are the badges of one tool: auth, cache and the MCP hints.
+// New tool properties (a cache policy, say) add one line here.
+func toolBadges(t *pipeline.Tool) []badge {
+	var out []badge
+	if t.Auth != nil {
+		out = append(out, badge{"auth", "auth", "Calls need credentials accepted by the gateway"})
+	}
+	if c := t.Cache; c != nil && c.TTL > 0 {
+		scope := "per caller"
+		if c.Shared || t.Auth == nil {
+			scope = "shared by all callers"
+		}
+		out = append(out, badge{"cache " + c.TTL.String(), "cache", "Results are served from the gateway's cache for " + c.TTL.String() + ", " + scope})
+	}
+	a := t.Annotations
+	if isTrue(a.ReadOnly) {
+		out = append(out, badge{"read-only", "safe", "Does not modify its environment"})
+	}
+	if isTrue(a.Destructive) {
+		out = append(out, badge{"destructive", "warn", "May perform destructive updates"})
+	}
+	if isTrue(a.Idempotent) {
+		out = append(out, badge{"idempotent", "info", "Repeated calls with the same inputs have no further effect"})
+	}
+	if isTrue(a.OpenWorld) {
+		out = append(out, badge{"open world", "info", "Interacts with external entities"})
+	}
+	return out
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+// catalogPage is the template's data.
+type catalogPage struct {
+	CSS      template.CSS
+	Server   string
+	Version  string
+	Endpoint string
+	Tools    []catalogTool
+}
+
+type catalogTool struct {
+	Name        string
+	Title       string
+	Description string
+	Badges      []badge
+	Inputs      []catalogInput
+}
+
+type catalogInput struct {
+	Name        string
+	Type        string
+	Required    bool
+	Default     string // JSON text; "" when none
+	Enum        []string
+	Description string
+}
+
+func (h *Handler) catalogPage(r *http.Request) catalogPage {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	p := catalogPage{
+		CSS:      template.CSS(catalogCSS),
+		Server:   h.ServerName,
+		Version:  h.ServerVersion,
+		Endpoint: scheme + "://" + r.Host + r.URL.Path,
+	}
+	for _, t := range h.visibleTools(r) {
+		p.Tools = append(p.Tools, catalogTool{
+			Name:        t.Name,
+			Title:       t.Title,
+			Description: t.Description,
+			Badges:      toolBadges(t),
+			Inputs:      catalogInputs(t),
+		})
+	}
+	return p
+}
+
+// catalogInputs lists a tool's inputs: from the declared inputs when there
+// are any (types spelled as in the Caddyfile), else from its published
+// JSON Schema (proxied tools).
+func catalogInputs(t *pipeline.Tool) []catalogInput {
+	if t.Inputs != nil && len(t.InputSchema) == 0 {
+		var out []catalogInput
+		for _, in := range t.Inputs.List() {
+			ci := catalogInput{
+				Name: in.Name, Type: in.Type.String(), Description: in.Description,
+				Required: in.Required && !in.HasDefault, Enum: in.EnumText,
+			}
+			if in.HasDefault {
+				ci.Default = literal(in.Default)
+			}
+			out = append(out, ci)
+		}
+		return out
+	}
+	return schemaInputs(t.Schema())
+}
+
+// schemaInputs reads the properties of a JSON Schema object, sorted by name.
+func schemaInputs(schema json.RawMessage) []catalogInput {
+	var s struct {
+		Properties map[string]struct {
+			Type        any    `json:"type"`
+			Format      string `json:"format"`
+			Description string `json:"description"`
+			Enum        []any  `json:"enum"`
+			Default     any    `json:"default"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	out := make([]catalogInput, 0, len(s.Properties))
+	for name, p := range s.Properties {
+		ci := catalogInput{Name: name, Type: fmt.Sprint(p.Type), Description: p.Description}
+		if p.Type == nil {
+			ci.Type = "any"
+		}
+		if p.Format != "" {
+			ci.Type += " (" + p.Format + ")"
+		}
+		for _, r := range s.Required {
+			ci.Required = ci.Required || r == name
+		}
+		for _, e := range p.Enum {
+			ci.Enum = append(ci.Enum, fmt.Sprint(e))
+		}
+		if p.Default != nil {
+			ci.Default = literal(p.Default)
+		}
+		out = append(out, ci)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// literal renders a default value as it would be sent: JSON, strings unquoted
+// unless empty.
+func literal(v any) string {
+	switch x := v.(type) {
+	case string:
+		if x != "" {
+			return x
+		}
+	case time.Time:
+		return x.Format(time.RFC3339Nano)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

@@ -1,0 +1,46 @@
+package caddymodule
+
+import (
+	"fmt"
+
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	"github.com/spf13/cobra"
+)
+
+// `caddy mcp ...`: the operator's subcommands. `tools` reads a config and
+// lists its tools without provisioning anything (command_tools.go); `call`
+// is a small MCP client for a running gateway (command_call.go).
+func init() {
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:  "mcp",
+		Usage: "tools|call ...",
+		Short: "Inspects edgemcp configs and calls tools on a running MCP endpoint",
+		Long: `
+Operator commands of the edgemcp module.
+
+  caddy mcp tools --config <file> [--adapter caddyfile] [--json]
+      Lists the MCP tools a config declares: inputs with their types,
+      defaults and enums, the connector or script behind each tool, and
+      cache and auth settings. Nothing is started and no database is
+      contacted; connection strings are never printed.
+
+  caddy mcp call <url> <tool> [key=value ...] [--header 'Name: value' ...]
+      Calls one tool on a running MCP endpoint and prints the result. On a
+      JSON-RPC error it prints the code and message and exits 1.
+`,
+		CobraFunc: func(cmd *cobra.Command) {
+			cmd.Args = cobra.NoArgs
+			cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+			cmd.AddCommand(toolsCommand(), callCommand())
+		},
+	})
+}
+
+// failed ends a subcommand with exit status 1 after it has printed its own
+// diagnosis: cobra is told not to repeat the error or print the usage.
+func failed(cmd *cobra.Command, err error) error {
+	cmd.SilenceErrors = true
+	cmd.SilenceUsage = true
+	fmt.Fprintln(cmd.ErrOrStderr(), err)
+	return err
+}
