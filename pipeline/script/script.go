@@ -87,6 +87,7 @@ type Script struct {
 
 	slots chan struct{} // one token per running call: bounds concurrency
 	idle  chan *runner  // clean runtimes ready for the next call
+	stats poolCounters  // waits, for PoolStats (stats.go)
 }
 
 func newScript(p *program, export string, opts Options) *Script {
@@ -206,11 +207,10 @@ func (s *Script) invoke(r *runner, arg any, export func(*runner, goja.Value) err
 func (s *Script) acquire(ctx context.Context) (*runner, error) {
 	select {
 	case s.slots <- struct{}{}:
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, &Error{Kind: KindTimeout, Message: fmt.Sprintf("timed out after %s waiting for a free script runtime (all %d busy)", s.opts.Timeout, s.opts.MaxRuntimes)}
+	default:
+		if err := s.waitSlot(ctx); err != nil {
+			return nil, err
 		}
-		return nil, &Error{Kind: KindCancelled, Message: "call cancelled"}
 	}
 	select {
 	case r := <-s.idle:
@@ -223,6 +223,21 @@ func (s *Script) acquire(ctx context.Context) (*runner, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// waitSlot waits for a concurrency slot when all are taken, counting the
+// wait for the pool metrics.
+func (s *Script) waitSlot(ctx context.Context) error {
+	defer s.stats.wait()()
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return &Error{Kind: KindTimeout, Message: fmt.Sprintf("timed out after %s waiting for a free script runtime (all %d busy)", s.opts.Timeout, s.opts.MaxRuntimes)}
+		}
+		return &Error{Kind: KindCancelled, Message: "call cancelled"}
+	}
 }
 
 // release gives the slot back and the runtime too when it is clean; a
