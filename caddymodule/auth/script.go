@@ -175,6 +175,7 @@ func jsonType(v any) string {
 //	}
 func (s *Script) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the plugin name
+	file, line := d.File(), d.Line() // where a missing file is reported
 	if d.NextArg() {
 		return d.Errf("script: settings go in a block: script { file <path>[#export] }")
 	}
@@ -213,7 +214,7 @@ func (s *Script) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 	}
 	if s.File == "" {
-		return d.Errf("script: missing `file <path>[#export]`")
+		return fmt.Errorf("script: missing `file <path>[#export]`, at %s:%d", file, line)
 	}
 	return nil
 }
