@@ -174,7 +174,7 @@ func jsonType(v any) string {
 //		fetch_allow <host...>
 //	}
 func (s *Script) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the plugin name
+	d.Next()                         // the plugin name
 	file, line := d.File(), d.Line() // where a missing file is reported
 	if d.NextArg() {
 		return d.Errf("script: settings go in a block: script { file <path>[#export] }")
