@@ -158,21 +158,7 @@ func TestAuthScriptEndToEnd(t *testing.T) {
 			{scriptAliceToken, []string{"acme-report", "hold", "ops-only", "public-info"}},
 			{scriptBobToken, []string{"hold", "public-info"}},
 		} {
-			cl, err := newMCPGoClient(g.URL, bearer(c.token))
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := cl.ListTools(context.Background(), mcp.ListToolsRequest{})
-			_ = cl.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, tool := range res.Tools {
-				names = append(names, tool.Name)
-			}
-			slices.Sort(names)
-			if !slices.Equal(names, c.want) {
+			if names := listedTools(t, g.URL, bearer(c.token)); !slices.Equal(names, c.want) {
 				t.Errorf("tools %v, want %v", names, c.want)
 			}
 		}
@@ -258,4 +244,24 @@ func TestAuthScriptEndToEnd(t *testing.T) {
 	})
 
 	assertLogsClean(t, logFile, []string{scriptAliceToken, scriptBobToken, scriptOpsKey, "as-wrong-key-1234567890", "as-nobody-000000000000"})
+}
+
+// listedTools is the sorted tools/list of an mcp-go client sending header.
+func listedTools(t *testing.T, url string, header map[string]string) []string {
+	t.Helper()
+	cl, err := newMCPGoClient(url, header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	res, err := cl.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
 }
