@@ -62,10 +62,11 @@ func (s *Script) Provision(ctx caddy.Context) error {
 		}
 	}
 	loaded, err := script.Load(file, script.Options{
-		Name:       "auth script " + file,
-		Timeout:    time.Duration(s.Timeout),
-		FetchAllow: s.FetchAllow,
-		Logger:     ctx.Slogger(),
+		Name:           "auth script " + file,
+		Timeout:        time.Duration(s.Timeout),
+		TimeoutSetting: "timeout",
+		FetchAllow:     s.FetchAllow,
+		Logger:         ctx.Slogger(),
 	})
 	if err != nil {
 		return fmt.Errorf("script: %v", err)

@@ -28,6 +28,9 @@ type Options struct {
 	Name string
 	// Timeout bounds one call, module evaluation included (default 1s).
 	Timeout time.Duration
+	// TimeoutSetting names the setting that sets Timeout, for the message
+	// of a call that hits it (default "script_timeout").
+	TimeoutSetting string
 	// MaxInput and MaxOutput bound the JSON size of the argument and of
 	// the return value in bytes (default 1 MiB each).
 	MaxInput, MaxOutput int
@@ -52,6 +55,9 @@ type Options struct {
 func (o *Options) setDefaults() {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.TimeoutSetting == "" {
+		o.TimeoutSetting = "script_timeout"
 	}
 	if o.MaxInput <= 0 {
 		o.MaxInput = DefaultMaxInput
@@ -160,9 +166,14 @@ func (s *Script) run(ctx context.Context, arg any, export func(*runner, goja.Val
 	}
 
 	// A limit that fired after the script finished still leaves the
-	// interrupt flag set: such a runtime is never reused.
+	// interrupt flag set: such a runtime is never reused. A plain throw
+	// leaves the runtime as sound as a return does, and is what an auth
+	// script or a mapper answers to bad input: dropping the runtime would
+	// make every refusal pay a module evaluation (~1 ms instead of ~30 µs).
 	timerStopped, ctxStopped := timer.Stop(), stop()
-	clean = err == nil && timerStopped && ctxStopped
+	var se *Error
+	thrown := errors.As(err, &se) && se.Kind == KindThrown
+	clean = (err == nil || thrown) && timerStopped && ctxStopped
 	return err
 }
 

@@ -70,3 +70,25 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestThrowKeepsRuntime: a throw returns the runtime to the pool (a
+// refusal must not cost a module evaluation); a timeout drops it.
+func TestThrowKeepsRuntime(t *testing.T) {
+	dir := files(t, map[string]string{"f.js": `export default ({mode}) => { if (mode === 'throw') throw new Error('no'); if (mode === 'spin') for (;;) {}; return 1 }`})
+	s := mustLoad(t, filepath.Join(dir, "f.js"), Options{MaxRuntimes: 1, Timeout: 100 * time.Millisecond})
+	if _, err := s.Call(context.Background(), map[string]any{"mode": "throw"}); err == nil {
+		t.Fatal("no throw")
+	}
+	if st := s.PoolStats(); st.Idle != 1 {
+		t.Errorf("after a throw: %+v, want the runtime back", st)
+	}
+	if _, err := s.Call(context.Background(), map[string]any{"mode": "spin"}); err == nil {
+		t.Fatal("no timeout")
+	}
+	if st := s.PoolStats(); st.Idle != 0 {
+		t.Errorf("after a timeout: %+v, want the runtime dropped", st)
+	}
+	if out, err := s.Call(context.Background(), map[string]any{}); err != nil || string(out) != "1" {
+		t.Errorf("after both: %s %v", out, err)
+	}
+}
