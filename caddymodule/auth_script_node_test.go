@@ -21,26 +21,14 @@ func TestAuthScriptTypeScriptSDKClient(t *testing.T) {
 		"hold.js": `export default () => ({})`,
 	})
 	g := startGateway(t, scriptAuthCaddyfile(t, scripts, "127.0.0.1:9"))
-	steps := filepath.Join(t.TempDir(), "steps.json")
-	writeFile(t, steps, `[
+	run := sdkClientRunner(t, dir, g.URL, `[
 		{"op":"list"},
 		{"op":"call","name":"public-info","arguments":{}},
 		{"op":"call","name":"ops-only","arguments":{}}
 	]`)
-	run := func(headers map[string]string) ([]byte, error) {
-		cmd := exec.Command(node22(t, dir), filepath.Join(dir, "sdk-client.mjs"), g.URL, steps)
-		h, _ := json.Marshal(headers)
-		cmd.Env = append(os.Environ(), "EDGEMCP_HEADERS="+string(h))
-		return cmd.Output()
-	}
 
 	out, err := run(nil)
-	var refused struct {
-		ConnectError struct {
-			Code int `json:"code"`
-		} `json:"connectError"`
-	}
-	if err == nil || json.Unmarshal(out, &refused) != nil || refused.ConnectError.Code != 401 {
+	if !connectRefused(out, err, 401) {
 		t.Fatalf("connect without a token: %v %s", err, out)
 	}
 
@@ -70,4 +58,30 @@ func TestAuthScriptTypeScriptSDKClient(t *testing.T) {
 	if strings.Contains(string(out), scriptBobToken) {
 		t.Errorf("the token comes back to the client: %s", out)
 	}
+}
+
+// sdkClientRunner writes the steps for tests/node/sdk-client.mjs and returns
+// a function that runs them against url, sending headers.
+func sdkClientRunner(t *testing.T, dir, url, steps string) func(headers map[string]string) ([]byte, error) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "steps.json")
+	writeFile(t, file, steps)
+	node := node22(t, dir)
+	return func(headers map[string]string) ([]byte, error) {
+		cmd := exec.Command(node, filepath.Join(dir, "sdk-client.mjs"), url, file)
+		h, _ := json.Marshal(headers)
+		cmd.Env = append(os.Environ(), "EDGEMCP_HEADERS="+string(h))
+		return cmd.Output()
+	}
+}
+
+// connectRefused reports whether sdk-client.mjs failed to connect with the
+// HTTP status code.
+func connectRefused(out []byte, err error, code int) bool {
+	var refused struct {
+		ConnectError struct {
+			Code int `json:"code"`
+		} `json:"connectError"`
+	}
+	return err != nil && json.Unmarshal(out, &refused) == nil && refused.ConnectError.Code == code
 }
