@@ -23,6 +23,9 @@ func init() {
 // and may be a cache key part, so it must stay small.
 const maxSubjectLength = 512
 
+// maxScriptInput bounds the JSON of {headers, tool, remote_addr}.
+const maxScriptInput = 4 << 20
+
 // Script authenticates with the operator's own JavaScript or TypeScript
 // function (the scripts runtime, pipeline/script). The function gets
 //
@@ -65,8 +68,13 @@ func (s *Script) Provision(ctx caddy.Context) error {
 		Name:           "auth script " + file,
 		Timeout:        time.Duration(s.Timeout),
 		TimeoutSetting: "timeout",
-		FetchAllow:     s.FetchAllow,
-		Logger:         ctx.Slogger(),
+		// The argument is the request's headers, which the HTTP server
+		// already bounds (1 MiB by default); above the runtime's default
+		// 1 MiB, so that a request at that bound is still answered as a
+		// refusal, not as a failure of the script.
+		MaxInput:   maxScriptInput,
+		FetchAllow: s.FetchAllow,
+		Logger:     ctx.Slogger(),
 	})
 	if err != nil {
 		return fmt.Errorf("script: %v", err)

@@ -128,6 +128,7 @@ func TestScriptRefusals(t *testing.T) {
 		{"throw", scriptRequest("t", "Authorization", "Bearer wrong-token-123"), "unknown token", ""},
 		{"throw per tool", scriptRequest("admin-only", "Authorization", bearer), "admins only", ""},
 		{"no headers", scriptRequest("t"), "unknown token", ""},
+		{"headers at the HTTP server's bound", scriptRequest("t", "X-Big", strings.Repeat("x", 1<<20)), "unknown token", ""},
 		{"goja quotes the credential", scriptRequest("t", "X-Mode", "typeerror", "Authorization", bearer), "TypeError: Value is not an object: [redacted]", ""},
 		{"non-object return", scriptRequest("t", "X-Mode", "string"), "", "returned a string, want {subject, claims}"},
 		{"missing subject", scriptRequest("t", "X-Mode", "nosubject"), "", "subject is null or undefined"},
