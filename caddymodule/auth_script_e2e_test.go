@@ -62,6 +62,7 @@ func scriptAuthCaddyfile(t *testing.T, dir, holdHost string) string {
 		auth gate script {
 			file %s#gate
 			timeout 2s
+			authorization_server https://login.auth-script.example/
 		}
 		auth ops script {
 			file %s#opsKey
@@ -147,6 +148,15 @@ func TestAuthScriptEndToEnd(t *testing.T) {
 		}
 		if _, err := newMCPGoClient(g.URL, nil); err == nil {
 			t.Errorf("an mcp-go client without a token was let in")
+		}
+		res, body := httpDo(t, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/.well-known/oauth-protected-resource/mcp", g.port), nil, "")
+		var meta struct {
+			AuthorizationServers []string `json:"authorization_servers"`
+			ScopesSupported      []string `json:"scopes_supported"`
+		}
+		if res.StatusCode != 200 || json.Unmarshal([]byte(body), &meta) != nil ||
+			!slices.Equal(meta.AuthorizationServers, []string{"https://login.auth-script.example/"}) || !slices.Contains(meta.ScopesSupported, "mcp:use") {
+			t.Errorf("metadata: %d %s", res.StatusCode, body)
 		}
 	})
 

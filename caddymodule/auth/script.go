@@ -41,6 +41,11 @@ type Script struct {
 	// FetchAllow lists the hosts the script may fetch() from (a token
 	// introspection endpoint, say); empty: the script has no fetch.
 	FetchAllow []string `json:"fetch_allow,omitempty"`
+	// AuthorizationServers are published in the protected resource
+	// metadata (RFC 9728) when this provider is the default_auth, for a
+	// script that checks tokens an OAuth authorization server issued (by
+	// introspection through fetch, say).
+	AuthorizationServers []string `json:"authorization_servers,omitempty"`
 
 	script *script.Script
 	logger *zap.Logger
@@ -82,6 +87,9 @@ func (s *Script) Provision(ctx caddy.Context) error {
 	s.script = loaded
 	return nil
 }
+
+// AuthorizationServerURLs are the authorization servers to publish.
+func (s *Script) AuthorizationServerURLs() []string { return s.AuthorizationServers }
 
 // PerTool: the function sees the tool's name, so its answer is remembered
 // per tool, never reused for another tool of the same request.
@@ -181,6 +189,7 @@ func jsonType(v any) string {
 //		file <path>[#export]
 //		timeout <duration>
 //		fetch_allow <host...>
+//		authorization_server <url...>
 //	}
 func (s *Script) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()                         // the plugin name
@@ -218,8 +227,19 @@ func (s *Script) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				}
 			}
 			s.FetchAllow = append(s.FetchAllow, hosts...)
+		case "authorization_server":
+			urls := d.RemainingArgs()
+			if len(urls) == 0 {
+				return d.Errf("script: authorization_server needs at least one URL")
+			}
+			for _, u := range urls {
+				if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+					return d.Errf("script: authorization_server must be an absolute http(s) URL, got %q", u)
+				}
+			}
+			s.AuthorizationServers = append(s.AuthorizationServers, urls...)
 		default:
-			return d.Errf("script: unrecognized setting %q (want file, timeout, fetch_allow)", sub)
+			return d.Errf("script: unrecognized setting %q (want file, timeout, fetch_allow, authorization_server)", sub)
 		}
 	}
 	if s.File == "" {
