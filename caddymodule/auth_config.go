@@ -94,6 +94,9 @@ func (h *Handler) provisionAuth(ctx caddy.Context) error {
 			return fmt.Errorf("auth %q: module %T is not an auth provider", cfg.Name, mod)
 		}
 		h.providers[cfg.Name] = p
+		if ps, ok := p.(pipeline.PoolStatser); ok { // the script plugin's runtimes
+			h.exposeScriptPool("auth "+cfg.Name, ps)
+		}
 	}
 	if h.DefaultAuth == nil {
 		return nil

@@ -280,21 +280,7 @@ func TestAuthToolLayer(t *testing.T) {
 			{bearer(admin), []string{"admin-only", "public-info"}},
 			{withKey(reader), []string{"key-report", "public-info", "read-customers"}},
 		} {
-			cl, err := newMCPGoClient(g.URL, c.header)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := cl.ListTools(context.Background(), mcp.ListToolsRequest{})
-			_ = cl.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, tool := range res.Tools {
-				names = append(names, tool.Name)
-			}
-			slices.Sort(names)
-			if !slices.Equal(names, c.want) {
+			if names := listedTools(t, g.URL, c.header); !slices.Equal(names, c.want) {
 				t.Errorf("tools %v, want %v", names, c.want)
 			}
 		}

@@ -2,9 +2,6 @@ package caddymodule
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,28 +17,15 @@ func TestAuthTypeScriptSDKClient(t *testing.T) {
 	t.Setenv("EDGEMCP_AUTH_TEST_KEY", authAPIKey)
 	idp := newTestIdP(t)
 	g := startGateway(t, authCaddyfile(t, idp, true))
-	script := filepath.Join(t.TempDir(), "script.json")
-	writeFile(t, script, `[
+	run := sdkClientRunner(t, dir, g.URL, `[
 		{"op":"list"},
 		{"op":"call","name":"read-customers","arguments":{}},
 		{"op":"call","name":"admin-only","arguments":{}},
 		{"op":"call","name":"key-report","arguments":{}}
 	]`)
-	run := func(headers map[string]string) ([]byte, error) {
-		cmd := exec.Command(node22(t, dir), filepath.Join(dir, "sdk-client.mjs"), g.URL, script)
-		h, _ := json.Marshal(headers)
-		cmd.Env = append(os.Environ(), "EDGEMCP_HEADERS="+string(h))
-		return cmd.Output()
-	}
 
 	out, err := run(nil)
-	var refused struct {
-		ConnectError struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"connectError"`
-	}
-	if err == nil || json.Unmarshal(out, &refused) != nil || refused.ConnectError.Code != 401 {
+	if !connectRefused(out, err, 401) {
 		t.Fatalf("connect without credentials: %v %s", err, out)
 	}
 

@@ -91,11 +91,11 @@ func (h *Handler) parseAuthDirective(d *caddyfile.Dispenser) error {
 		return nil
 	}
 	if !d.NextArg() {
-		return d.Errf("usage: auth <name> <plugin> { ... } (plugins: api_key, jwt, basic, or one added with xcaddy)")
+		return d.Errf("usage: auth <name> <plugin> { ... } (plugins: api_key, jwt, basic, script, or one added with xcaddy)")
 	}
 	name := d.Val()
 	if !d.NextArg() {
-		return d.Errf("auth %q: missing plugin (api_key, jwt, basic, ...)", name)
+		return d.Errf("auth %q: missing plugin (api_key, jwt, basic, script, ...)", name)
 	}
 	plugin := d.Val()
 	for _, other := range h.Auth {
@@ -104,7 +104,7 @@ func (h *Handler) parseAuthDirective(d *caddyfile.Dispenser) error {
 		}
 	}
 	if _, err := caddy.GetModule("mcp.auth." + plugin); err != nil {
-		return d.Errf("auth %q: unknown plugin %q (built in: api_key, jwt, basic)", name, plugin)
+		return d.Errf("auth %q: unknown plugin %q (built in: api_key, jwt, basic, script)", name, plugin)
 	}
 	unm, err := caddyfile.UnmarshalModule(d, "mcp.auth."+plugin)
 	if err != nil {

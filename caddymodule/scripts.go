@@ -63,6 +63,7 @@ func (h *Handler) attachScripts(ctx caddy.Context, t *pipeline.Tool, tc ToolConf
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %s: %v", tc.Name, role, err)
 		}
+		h.exposeScriptPool(tc.Name+" "+role, s) // edgemcp_script_pool_*{pool="<tool> handler"}
 		return s, nil
 	}
 	if handler != "" {

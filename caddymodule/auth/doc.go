@@ -1,5 +1,5 @@
 // Package auth holds edgemcp's built-in authentication providers, Caddy guest
-// modules in the namespace mcp.auth: api_key, jwt and basic. Each implements
+// modules in the namespace mcp.auth: api_key, jwt, basic and script. Each implements
 // pipeline.AuthProvider; a third-party provider is written the same way and
 // added with `xcaddy --with`.
 //

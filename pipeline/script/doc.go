@@ -27,7 +27,8 @@
 // Limits per call (Options): a time limit enforced with goja's Interrupt
 // (default 1s), a call-stack depth (1000 frames), input and output caps
 // (1 MiB of JSON each), at most MaxRuntimes calls at once per script. A
-// runtime that failed or was interrupted is dropped, never reused. The
+// runtime that failed (other than by a plain throw) or was interrupted is
+// dropped, never reused. The
 // global object is frozen, so nothing one call stores in a global reaches
 // the next. There is no filesystem, no require, no timers; console.*
 // goes to the logger; fetch exists only with FetchAllow.

@@ -68,7 +68,7 @@ func (s *Script) classify(r *runner, err error) (out error) {
 		if v := intr.Value(); v == context.Canceled {
 			return &Error{Kind: KindCancelled, Message: "call cancelled"}
 		}
-		return &Error{Kind: KindTimeout, Message: fmt.Sprintf("timed out after %s (script_timeout)", s.opts.Timeout), Stack: intr.String()}
+		return &Error{Kind: KindTimeout, Message: fmt.Sprintf("timed out after %s (%s)", s.opts.Timeout, s.opts.TimeoutSetting), Stack: intr.String()}
 	case errors.As(err, &so):
 		return &Error{Kind: KindStack, Message: fmt.Sprintf("maximum call stack depth exceeded (limit %d frames)", s.opts.MaxCallDepth), Stack: so.String()}
 	case errors.As(err, &ex):

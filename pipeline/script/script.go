@@ -28,6 +28,9 @@ type Options struct {
 	Name string
 	// Timeout bounds one call, module evaluation included (default 1s).
 	Timeout time.Duration
+	// TimeoutSetting names the setting that sets Timeout, for the message
+	// of a call that hits it (default "script_timeout").
+	TimeoutSetting string
 	// MaxInput and MaxOutput bound the JSON size of the argument and of
 	// the return value in bytes (default 1 MiB each).
 	MaxInput, MaxOutput int
@@ -52,6 +55,9 @@ type Options struct {
 func (o *Options) setDefaults() {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.TimeoutSetting == "" {
+		o.TimeoutSetting = "script_timeout"
 	}
 	if o.MaxInput <= 0 {
 		o.MaxInput = DefaultMaxInput
@@ -87,6 +93,7 @@ type Script struct {
 
 	slots chan struct{} // one token per running call: bounds concurrency
 	idle  chan *runner  // clean runtimes ready for the next call
+	stats poolCounters  // waits, for PoolStats (stats.go)
 }
 
 func newScript(p *program, export string, opts Options) *Script {
@@ -159,9 +166,14 @@ func (s *Script) run(ctx context.Context, arg any, export func(*runner, goja.Val
 	}
 
 	// A limit that fired after the script finished still leaves the
-	// interrupt flag set: such a runtime is never reused.
+	// interrupt flag set: such a runtime is never reused. A plain throw
+	// leaves the runtime as sound as a return does, and is what an auth
+	// script or a mapper answers to bad input: dropping the runtime would
+	// make every refusal pay a module evaluation (~1 ms instead of ~30 µs).
 	timerStopped, ctxStopped := timer.Stop(), stop()
-	clean = err == nil && timerStopped && ctxStopped
+	var se *Error
+	thrown := errors.As(err, &se) && se.Kind == KindThrown
+	clean = (err == nil || thrown) && timerStopped && ctxStopped
 	return err
 }
 
@@ -206,11 +218,10 @@ func (s *Script) invoke(r *runner, arg any, export func(*runner, goja.Value) err
 func (s *Script) acquire(ctx context.Context) (*runner, error) {
 	select {
 	case s.slots <- struct{}{}:
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, &Error{Kind: KindTimeout, Message: fmt.Sprintf("timed out after %s waiting for a free script runtime (all %d busy)", s.opts.Timeout, s.opts.MaxRuntimes)}
+	default:
+		if err := s.waitSlot(ctx); err != nil {
+			return nil, err
 		}
-		return nil, &Error{Kind: KindCancelled, Message: "call cancelled"}
 	}
 	select {
 	case r := <-s.idle:
@@ -223,6 +234,21 @@ func (s *Script) acquire(ctx context.Context) (*runner, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// waitSlot waits for a concurrency slot when all are taken, counting the
+// wait for the pool metrics.
+func (s *Script) waitSlot(ctx context.Context) error {
+	defer s.stats.wait()()
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return &Error{Kind: KindTimeout, Message: fmt.Sprintf("timed out after %s waiting for a free script runtime (all %d busy)", s.opts.Timeout, s.opts.MaxRuntimes)}
+		}
+		return &Error{Kind: KindCancelled, Message: "call cancelled"}
+	}
 }
 
 // release gives the slot back and the runtime too when it is clean; a
