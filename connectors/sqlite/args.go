@@ -1,56 +1,13 @@
 package sqlite
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
+
+	"github.com/edgemcp/edgemcp/connectors/internal/textargs"
 )
 
 // bindArgs converts the pipeline's argument values to what SQLite stores:
 // times as RFC 3339 text in UTC (the form SQLite's date functions read),
 // booleans as 1/0, and slices and maps as JSON text for json_each(?) and
 // friends.
-func bindArgs(args []any) ([]any, error) {
-	out := make([]any, len(args))
-	for i, a := range args {
-		v, err := bindArg(a)
-		if err != nil {
-			return nil, fmt.Errorf("argument %d: %w", i+1, err)
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
-func bindArg(a any) (any, error) {
-	switch v := a.(type) {
-	case nil, string, int64, float64:
-		return v, nil
-	case bool:
-		if v {
-			return int64(1), nil
-		}
-		return int64(0), nil
-	case time.Time:
-		return formatTime(v), nil
-	case []time.Time:
-		s := make([]string, len(v))
-		for i, t := range v {
-			s[i] = formatTime(t)
-		}
-		return jsonText(s)
-	case []string, []int64, []float64, []bool, []any, map[string]any:
-		return jsonText(v)
-	}
-	return nil, fmt.Errorf("unsupported type %T", a)
-}
-
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-func jsonText(v any) (string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
-}
+func bindArgs(args []any) ([]any, error) { return textargs.Convert(args, time.RFC3339Nano) }
