@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 )
 
 // The cache-hit scenario (-scenario cache): in one Caddy, the get-user tool
@@ -26,56 +24,31 @@ import (
 // rounds; the ratio says what the MCP endpoint, the pipeline and the cache
 // cost over Caddy's cheapest handler.
 
-// cacheGatewayConfig is the Caddyfile: the respond route returns bodySize
+// loadCacheGateway (re)loads the site: the respond route returns bodySize
 // bytes (0 before the size is known).
-func cacheGatewayConfig(port int, dsn string, clients, bodySize int) string {
-	return fmt.Sprintf(`{
-	admin off
-	persist_config off
-	log {
-		level ERROR
-	}
-}
-http://127.0.0.1:%d {
-	respond /respond "%s" 200
+func loadCacheGateway(port int, dsn string, clients, bodySize int) {
+	loadSite(port, fmt.Sprintf(`	respond /respond "%s" 200
 	mcp /mcp {
 		connector main postgres %s {
 			max_conns %d
 		}
-		tool get-user {
-			description "Fetch a user by id"
-			use main
-			statement "SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id = {{ inputs.id }}"
-			input id int required
-			cache 1h
-		}
-	}
-}`, port, strings.Repeat("x", bodySize), dsn, clients)
-}
-
-func loadCaddyfile(src string) {
-	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), nil)
-	check(err)
-	check(caddy.Load(cfg, true))
+%s	}`, strings.Repeat("x", bodySize), dsn, clients, getUserTool("cache 1h")))
 }
 
 // runCacheBench measures respond, then cache hits over hot distinct keys,
 // and prints both and the ratio.
 func runCacheBench(ctx context.Context, dsn string, clients int, d time.Duration, hot int, version, cpuProfile string) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := freePort()
 	mcpURL := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 	respondURL := fmt.Sprintf("http://127.0.0.1:%d/respond", port)
 
 	// Learn the size of the tool's answer, then give respond a body that long.
-	loadCaddyfile(cacheGatewayConfig(port, dsn, clients, 0))
+	loadCacheGateway(port, dsn, clients, 0)
 	probe, err := openSession(ctx, mcpURL, version)
 	check(err)
 	body, _, err := probe.post(ctx, callBody(1, int64(hot)))
 	check(err)
-	loadCaddyfile(cacheGatewayConfig(port, dsn, clients, len(body)))
+	loadCacheGateway(port, dsn, clients, len(body))
 	defer caddy.Stop()
 
 	fmt.Printf("edgemcp cache bench: %d clients, %s per side, %d hot keys, %d-byte answers, GOMAXPROCS=%d\n",

@@ -99,39 +99,48 @@ func setup(ctx context.Context, db *pgxpool.Pool, rows int) error {
 }
 
 func startGateway(dsn string, clients int, readOnly bool) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	ro := ""
 	if readOnly {
 		ro = "read_only"
 	}
-	src := fmt.Sprintf(`{
-	admin off
-	persist_config off
-	log {
-		level ERROR
-	}
-}
-http://127.0.0.1:%d {
-	mcp /mcp {
+	return loadSite(freePort(), fmt.Sprintf(`	mcp /mcp {
 		connector main postgres %s {
 			max_conns %d
 			%s
 		}
-		tool get-user {
+%s	}`, dsn, clients, ro, getUserTool(""))) + "/mcp"
+}
+
+// getUserTool is the point lookup every scenario measures, with extra
+// sub-directives (a cache line, say).
+func getUserTool(extra string) string {
+	return `		tool get-user {
 			description "Fetch a user by id"
 			use main
 			statement "SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id = {{ inputs.id }}"
 			input id int required
+			` + extra + `
 		}
-	}
-}`, port, dsn, clients, ro)
+`
+}
+
+// freePort returns a loopback port nobody listens on.
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// loadSite (re)loads the in-process Caddy with one loopback site on port
+// (admin off, errors-only logs) whose Caddyfile body is site, and returns
+// the site's base URL.
+func loadSite(port int, site string) string {
+	src := fmt.Sprintf("{\n\tadmin off\n\tpersist_config off\n\tlog {\n\t\tlevel ERROR\n\t}\n}\nhttp://127.0.0.1:%d {\n%s\n}\n", port, site)
 	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), nil)
 	check(err)
 	check(caddy.Load(cfg, true))
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
 }
 
 // runRaw is the baseline: the same query straight through pgx.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/script"
@@ -105,30 +103,12 @@ func inProcessMappers(ctx context.Context, dir string, d time.Duration) {
 }
 
 func startScriptGateway(dsn, dir string, clients int) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	src := fmt.Sprintf(`{
-	admin off
-	persist_config off
-	log {
-		level ERROR
-	}
-}
-http://127.0.0.1:%d {
-	mcp /mcp {
+	return loadSite(freePort(), fmt.Sprintf(`	mcp /mcp {
 		scripts_dir %s
 		connector main postgres %s {
 			max_conns %d
 		}
-		tool get-user {
-			description "Fetch a user by id"
-			use main
-			statement "SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id = {{ inputs.id }}"
-			input id int required
-		}
-		tool get-user-mapped {
+%s		tool get-user-mapped {
 			description "Fetch a user by id, through an input and an output mapper"
 			use main
 			statement "SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id = {{ inputs.id }}"
@@ -138,12 +118,7 @@ http://127.0.0.1:%d {
 			description "Say hello"
 			input name string default "world"
 		}
-	}
-}`, port, dir, dsn, clients)
-	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), nil)
-	check(err)
-	check(caddy.Load(cfg, true))
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	}`, dir, dsn, clients, getUserTool(""))) + "/mcp"
 }
 
 // callTool is one tools/call of any tool with JSON arguments.

@@ -103,6 +103,24 @@ func poolKey(c ConnectorConfig) string {
 	return fmt.Sprintf("%s\x00%s\x00%d\x00%t\x00%d\x00%s\x00%d", c.Type, c.DSN, c.MaxConns, c.ReadOnly, c.StatementTimeout, c.Seed, c.MaxRows)
 }
 
+// openShared returns the UsagePool entry of c, built by create when no
+// config uses it yet. The caller must releaseConnector(key) exactly once.
+func openShared(c ConnectorConfig, create func(ctx context.Context) (caddy.Destructor, error)) (any, string, error) {
+	key := poolKey(c)
+	val, _, err := connectorPools.LoadOrNew(key, func() (caddy.Destructor, error) {
+		// The pool outlives this config's context, so it must not be tied to it.
+		d, err := create(context.Background())
+		if err == nil {
+			poolsOpened.Add(1)
+		}
+		return d, err
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("connector %q (%s): %s", c.Name, c.Type, pipeline.SafeText(err, "cannot open"))
+	}
+	return val, key, nil
+}
+
 // acquireConnector returns the shared pool for c, opening it if no config
 // uses it yet. The caller must releaseConnector(key) exactly once.
 func acquireConnector(c ConnectorConfig) (pipeline.SQLConnector, string, error) {
@@ -110,18 +128,15 @@ func acquireConnector(c ConnectorConfig) (pipeline.SQLConnector, string, error) 
 	if !ok {
 		return nil, "", fmt.Errorf("connector %q: unknown type %q (want %s)", c.Name, c.Type, knownConnectorTypes())
 	}
-	key := poolKey(c)
-	val, _, err := connectorPools.LoadOrNew(key, func() (caddy.Destructor, error) {
-		// The pool outlives this config's context, so it must not be tied to it.
-		conn, closeFn, err := open(context.Background(), c)
+	val, key, err := openShared(c, func(ctx context.Context) (caddy.Destructor, error) {
+		conn, closeFn, err := open(ctx, c)
 		if err != nil {
 			return nil, err
 		}
-		poolsOpened.Add(1)
 		return &sharedConnector{SQLConnector: conn, close: closeFn, guard: newGuardPool(conn, c)}, nil
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("connector %q (%s): %s", c.Name, c.Type, pipeline.SafeText(err, "cannot open"))
+		return nil, "", err
 	}
 	guarded, err := guardConnector(val.(*sharedConnector).guard, c)
 	if err != nil {

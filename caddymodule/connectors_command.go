@@ -97,18 +97,15 @@ func acquireCommandConnector(c ConnectorConfig) (ref connectorRef, key string, o
 	if !ok {
 		return ref, "", false, nil
 	}
-	key = poolKey(c)
-	val, _, err := connectorPools.LoadOrNew(key, func() (caddy.Destructor, error) {
-		// The pool outlives this config's context, so it must not be tied to it.
-		conn, closeFn, err := open(context.Background(), c)
+	val, key, err := openShared(c, func(ctx context.Context) (caddy.Destructor, error) {
+		conn, closeFn, err := open(ctx, c)
 		if err != nil {
 			return nil, err
 		}
-		poolsOpened.Add(1)
 		return &sharedCommandConnector{CommandConnector: conn, close: closeFn}, nil
 	})
 	if err != nil {
-		return ref, "", true, fmt.Errorf("connector %q (%s): %s", c.Name, c.Type, pipeline.SafeText(err, "cannot open"))
+		return ref, "", true, err
 	}
 	return connectorRef{config: c, cmd: val.(*sharedCommandConnector).CommandConnector}, key, true, nil
 }

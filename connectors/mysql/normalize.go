@@ -101,10 +101,6 @@ func collect(rows *sql.Rows, maxRows int, abandon func()) (*pipeline.Rows, error
 	return res, rows.Err()
 }
 
-// maxSafeInt is 2^53: beyond it a JSON number read as an IEEE double (every
-// JavaScript client) silently loses digits, so larger integers are strings.
-const maxSafeInt = 1 << 53
-
 // normalize turns one driver value into a JSON-ready value. The text
 // protocol (statements without arguments) gives []byte for everything;
 // the binary protocol gives int64, uint64, float32, float64, or []byte
@@ -114,9 +110,9 @@ func normalize(k kind, v any) (any, error) {
 	case nil:
 		return nil, nil
 	case int64:
-		return intValue(v), nil
+		return pipeline.SafeInt(v), nil
 	case uint64:
-		return uintValue(v), nil
+		return pipeline.SafeUint(v), nil
 	case float32:
 		return floatValue(float64(v), 32), nil
 	case float64:
@@ -136,13 +132,13 @@ func bytesValue(k kind, b []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return intValue(n), nil
+		return pipeline.SafeInt(n), nil
 	case kindUint:
 		n, err := strconv.ParseUint(string(b), 10, 64)
 		if err != nil {
 			return nil, err
 		}
-		return uintValue(n), nil
+		return pipeline.SafeUint(n), nil
 	case kindFloat, kindFloat32:
 		f, err := strconv.ParseFloat(string(b), 64)
 		if err != nil {
@@ -168,23 +164,9 @@ func bytesValue(k kind, b []byte) (any, error) {
 		}
 		var buf [8]byte
 		copy(buf[8-len(b):], b)
-		return uintValue(binary.BigEndian.Uint64(buf[:])), nil
+		return pipeline.SafeUint(binary.BigEndian.Uint64(buf[:])), nil
 	}
 	return string(b), nil
-}
-
-func intValue(v int64) any {
-	if v > maxSafeInt || v < -maxSafeInt {
-		return strconv.FormatInt(v, 10)
-	}
-	return v
-}
-
-func uintValue(v uint64) any {
-	if v > maxSafeInt {
-		return strconv.FormatUint(v, 10)
-	}
-	return int64(v)
 }
 
 // floatValue widens a FLOAT through its shortest decimal, so a FLOAT 0.1

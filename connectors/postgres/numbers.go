@@ -7,18 +7,11 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
-// maxSafeInt is 2^53: beyond it a JSON number read as an IEEE double (every
-// JavaScript client, and most others) silently loses digits.
-const maxSafeInt = 1 << 53
-
-func int8Value(v int64) any {
-	if v > maxSafeInt || v < -maxSafeInt {
-		return strconv.FormatInt(v, 10)
-	}
-	return v
-}
+func int8Value(v int64) any { return pipeline.SafeInt(v) }
 
 // float4Value widens through the shortest decimal that identifies the
 // float32, so 0.1::float4 becomes 0.1 (as PostgreSQL prints it) rather than

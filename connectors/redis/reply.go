@@ -9,9 +9,6 @@ import (
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
-// maxSafeInt is 2^53: beyond it a JSON number read as a double loses digits.
-const maxSafeInt = 1 << 53
-
 // jsonValue converts a go-redis reply (RESP2 or RESP3) to JSON-ready
 // values. budget counts the elements of arrays and maps at any depth, so
 // that max_rows bounds what is encoded for the caller.
@@ -20,10 +17,7 @@ func jsonValue(v any, budget *int) (any, error) {
 	case nil, string, bool:
 		return v, nil
 	case int64:
-		if v > maxSafeInt || v < -maxSafeInt {
-			return strconv.FormatInt(v, 10), nil
-		}
-		return v, nil
+		return pipeline.SafeInt(v), nil
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return strconv.FormatFloat(v, 'g', -1, 64), nil // "NaN", "+Inf", "-Inf"

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -77,9 +76,6 @@ func collect(rows *sql.Rows, maxRows int) (*pipeline.Rows, error) {
 	return res, rows.Err()
 }
 
-// maxSafeInt is 2^53, the largest integer every JSON client reads exactly.
-const maxSafeInt = 1 << 53
-
 // normalize turns one driver value (int64, float64, string, []byte,
 // time.Time or nil) into a JSON-ready value.
 func normalize(k kind, v any) any {
@@ -90,10 +86,7 @@ func normalize(k kind, v any) any {
 		if k == kindBool {
 			return v != 0
 		}
-		if v > maxSafeInt || v < -maxSafeInt {
-			return strconv.FormatInt(v, 10)
-		}
-		return v
+		return pipeline.SafeInt(v)
 	case float64:
 		switch {
 		case math.IsInf(v, 1):
