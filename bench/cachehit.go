@@ -49,6 +49,9 @@ func runCacheBench(ctx context.Context, dsn string, clients int, d time.Duration
 	body, _, err := probe.post(ctx, callBody(1, int64(hot)))
 	check(err)
 	loadCacheGateway(port, dsn, clients, len(body))
+	// The reload closed the probe's keep-alive connection; a POST on it
+	// would fail rather than be retried.
+	transport.CloseIdleConnections()
 	defer caddy.Stop()
 
 	fmt.Printf("edgemcp cache bench: %d clients, %s per side, %d hot keys, %d-byte answers, GOMAXPROCS=%d\n",
