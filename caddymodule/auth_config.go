@@ -151,6 +151,8 @@ func (h *Handler) resourceMetadata(servers []string) *ResourceMetadata {
 		name = defaultServerName
 	}
 	return &ResourceMetadata{
+		// The documents' own route is gated as the endpoint is.
+		HostGate:             HostGate{AllowedOrigins: h.AllowedOrigins, AllowedHosts: h.AllowedHosts},
 		Resource:             d.Resource,
 		AuthorizationServers: servers,
 		ScopesSupported:      slices.Compact(scopes),

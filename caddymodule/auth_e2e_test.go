@@ -292,7 +292,7 @@ func TestAuthToolLayer(t *testing.T) {
 		t.Run(fmt.Sprintf("calls, via mcp-go %v", viaMCPGo), func(t *testing.T) {
 			s := authSession(t, g, "2025-06-18", bearer(reader))
 			s.meta = viaMCPGo
-			directBefore := directCalls.Load()
+			directBefore := directCount()
 			if rows := s.call(t, "read-customers").tool(t).rows(t); len(rows) != 2 {
 				t.Errorf("read-customers rows %v", rows)
 			}
@@ -309,7 +309,7 @@ func TestAuthToolLayer(t *testing.T) {
 					t.Errorf("%s: message %q, want %q", tool, resp.Error.Message, want)
 				}
 			}
-			if direct := directCalls.Load() - directBefore; viaMCPGo != (direct == 0) || (!viaMCPGo && direct != 3) {
+			if direct := directCount() - directBefore; viaMCPGo != (direct == 0) || (!viaMCPGo && direct != 3) {
 				t.Errorf("%d calls answered directly (via mcp-go: %v)", direct, viaMCPGo)
 			}
 			wrongKey := s.callWith(t, "key-report", map[string]string{"X-API-Key": "wrong-key-0000000000000000"})

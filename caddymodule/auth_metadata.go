@@ -25,6 +25,9 @@ const wellKnownPrefix = "/.well-known/oauth-protected-resource"
 // would keep those requests from the mcp handler; the mcp handler also
 // answers them itself when they do reach it.
 type ResourceMetadata struct {
+	// HostGate is the endpoint's Host and Origin check (gate.go), applied
+	// to the documents too.
+	HostGate
 	// Resource is the endpoint's URL; default: scheme and host of the
 	// request, and the endpoint path.
 	Resource string `json:"resource,omitempty"`
@@ -44,9 +47,18 @@ func (ResourceMetadata) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
+// Provision prepares the Host check.
+func (m *ResourceMetadata) Provision(ctx caddy.Context) error { return m.HostGate.provision(ctx) }
+
+// Validate checks the allowed origins and hosts.
+func (m *ResourceMetadata) Validate() error { return m.HostGate.validate() }
+
 // ServeHTTP answers GET (and HEAD) on the well-known paths with the
 // document; anything else goes on down the route.
 func (m *ResourceMetadata) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if isMetadataPath(r.URL.Path) && !m.admit(w, r) {
+		return nil
+	}
 	if !m.serve(w, r, "") {
 		return next.ServeHTTP(w, r)
 	}
@@ -56,10 +68,10 @@ func (m *ResourceMetadata) ServeHTTP(w http.ResponseWriter, r *http.Request, nex
 // serve writes the document when r asks for it. endpointPath is the path the
 // mcp handler is serving, when known.
 func (m *ResourceMetadata) serve(w http.ResponseWriter, r *http.Request, endpointPath string) bool {
-	suffix, ok := strings.CutPrefix(r.URL.Path, wellKnownPrefix)
-	if !ok || (suffix != "" && !strings.HasPrefix(suffix, "/")) {
+	if !isMetadataPath(r.URL.Path) {
 		return false
 	}
+	suffix := strings.TrimPrefix(r.URL.Path, wellKnownPrefix)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -96,6 +108,12 @@ func (m *ResourceMetadata) serve(w http.ResponseWriter, r *http.Request, endpoin
 	return true
 }
 
+// isMetadataPath: the well-known prefix, or it followed by a path.
+func isMetadataPath(p string) bool {
+	suffix, ok := strings.CutPrefix(p, wellKnownPrefix)
+	return ok && (suffix == "" || strings.HasPrefix(suffix, "/"))
+}
+
 // resourceURL is the configured resource, else the request's origin and
 // the endpoint path.
 func (m *ResourceMetadata) resourceURL(r *http.Request, path string) string {
@@ -127,5 +145,9 @@ func requestOrigin(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-// Interface guard.
-var _ caddyhttp.MiddlewareHandler = (*ResourceMetadata)(nil)
+// Interface guards.
+var (
+	_ caddy.Provisioner           = (*ResourceMetadata)(nil)
+	_ caddy.Validator             = (*ResourceMetadata)(nil)
+	_ caddyhttp.MiddlewareHandler = (*ResourceMetadata)(nil)
+)

@@ -35,6 +35,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		max_body_size <size>
 //		session_idle_timeout <duration>
 //		allowed_origins <origin...>
+//		allowed_hosts <host...>
+//		session_key <key> [<previous key>...]
 //		catalog on|off
 //		connector <name> postgres|mysql|sqlite|redis <dsn-or-path> { ... }
 //		cache { ... }
@@ -99,6 +101,32 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				}
 			}
 			h.AllowedOrigins = append(h.AllowedOrigins, origins...)
+		case "allowed_hosts":
+			hosts := d.RemainingArgs()
+			if len(hosts) == 0 {
+				return d.Errf("allowed_hosts needs at least one host name (name, *.name or *)")
+			}
+			for _, host := range hosts {
+				if err := checkHostName(host); err != nil {
+					return d.Errf("%v", err)
+				}
+			}
+			h.AllowedHosts = append(h.AllowedHosts, hosts...)
+		case "session_key":
+			if len(h.SessionKeys) > 0 {
+				return d.Errf("session_key given twice (list previous keys after the current one)")
+			}
+			keys := d.RemainingArgs()
+			if len(keys) == 0 {
+				return d.Errf("session_key needs a key, usually {env.NAME}, and optionally previous keys")
+			}
+			for i, k := range keys {
+				// A placeholder is checked at provision, once expanded.
+				if !strings.Contains(k, "{") && len(k) < minSessionKeyLen {
+					return d.Errf("session_key: key %d is %d bytes, want at least %d", i+1, len(k), minSessionKeyLen)
+				}
+			}
+			h.SessionKeys = keys
 		case "catalog":
 			if err := parseCatalog(d, h); err != nil {
 				return err

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"html/template"
 	"mime"
-	"net"
 	"net/http"
 	"sort"
 	"strconv"
@@ -70,11 +69,6 @@ func (h *Handler) serveCatalog(w http.ResponseWriter, r *http.Request) bool {
 	if h.CatalogOff || r.Method != http.MethodGet || !wantsHTML(r.Header.Get("Accept")) {
 		return false
 	}
-	if !loopbackHostOK(r) {
-		// The transport's DNS rebinding rule, applied to the page too.
-		http.Error(w, "Forbidden: Host not allowed on a loopback listener", http.StatusForbidden)
-		return true
-	}
 	var buf bytes.Buffer
 	if err := catalogTemplate.Execute(&buf, h.catalogPage(r)); err != nil {
 		h.logger.Error("rendering the tool catalog", zap.Error(err))
@@ -115,31 +109,6 @@ func wantsHTML(accept string) bool {
 		}
 	}
 	return html
-}
-
-// loopbackHostOK mirrors mcp-go's DNS rebinding guard, which is not
-// exported: a request that reached a loopback listener must name a loopback
-// Host, or a page on another site could read the catalog through a
-// rebinding DNS name.
-func loopbackHostOK(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok {
-		return true
-	}
-	tcp, ok := local.(*net.TCPAddr)
-	if !ok || !tcp.IP.IsLoopback() {
-		return true
-	}
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // visibleTools returns the tools this request may call, in declaration

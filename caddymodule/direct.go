@@ -5,7 +5,6 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -21,9 +20,6 @@ import (
 // accepts a JSON answer. Everything else, including every failure to
 // validate, goes through mcp-go, which answers it as it always would. The
 // answer is the same bytes mcp-go would write (the tests compare both paths).
-
-// directCalls counts calls answered here, so tests can tell the paths apart.
-var directCalls atomic.Int64
 
 // sessionVersions are the protocol versions whose requests carry a session.
 var sessionVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
@@ -48,7 +44,7 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 	if args == nil {
 		args = map[string]any{}
 	}
-	directCalls.Add(1)
+	directCallsTotal.Inc()
 	res, perr := h.runTool(r.Context(), tool.Name, args, requestInfo(r.Context(), st))
 
 	msg := struct {

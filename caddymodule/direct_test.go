@@ -5,7 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
+
+// directCount is how many calls the direct path has answered so far.
+func directCount() int64 { return int64(testutil.ToFloat64(directCallsTotal)) }
 
 // TestDirectPathMatchesMCPGo sends each call twice: as a plain request,
 // which the direct path answers, and with an empty _meta, which sends it
@@ -28,13 +33,13 @@ func TestDirectPathMatchesMCPGo(t *testing.T) {
 					{"broken", `{}`},
 					{"sneaky-write", `{}`},
 				} {
-					before := directCalls.Load()
+					before := directCount()
 					plain, _ := s.post(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, i, call.tool, call.args))
-					if directCalls.Load() != before+1 {
+					if directCount() != before+1 {
 						t.Fatalf("%s %s: the plain request did not take the direct path", call.tool, call.args)
 					}
 					viaMCPGo, _ := s.post(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{}}}`, i, call.tool, call.args))
-					if directCalls.Load() != before+1 {
+					if directCount() != before+1 {
 						t.Fatalf("%s: the _meta request took the direct path", call.tool)
 					}
 					a, b := canonical(t, plain), canonical(t, viaMCPGo)
@@ -83,9 +88,9 @@ func TestDirectPathDeclines(t *testing.T) {
 		{"arguments not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-user","arguments":[1]}}`, nil},
 		{"progress token", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-user","arguments":{"user_id":1},"_meta":{"progressToken":"p"}}}`, nil},
 	} {
-		before := directCalls.Load()
+		before := directCount()
 		s.postWith(t, tt.body, tt.header)
-		if directCalls.Load() != before {
+		if directCount() != before {
 			t.Errorf("%s: answered by the direct path", tt.name)
 		}
 	}

@@ -33,11 +33,13 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 	if idle == 0 {
 		idle = defaultSessionIdleTimeout
 	}
-	// mcp-go's default manager, held here so the direct path (direct.go)
-	// validates session ids exactly as mcp-go does.
-	h.sessionIDs = &server.StatelessGeneratingSessionIdManager{}
+	// Signed session ids (sessionid.go), held by the handler so the direct
+	// path (direct.go) validates them exactly as mcp-go does. mcp-go's own
+	// DNS-rebinding check (loopback listeners only) gives way to the gate
+	// every request has passed before reaching it (gate.go).
 	streamable := server.NewStreamableHTTPServer(srv,
-		server.WithSessionIdManager(h.sessionIDs),
+		server.WithSessionIdManagerResolver(sessionResolver{h.sessionIDs}),
+		server.WithDisableLocalhostProtection(true),
 		server.WithSessionIdleTTL(idle),
 		server.WithStreamableHTTPLogger(ctx.Slogger()),
 	)

@@ -45,6 +45,14 @@ var (
 		Namespace: metricsNamespace, Name: "cache_requests_total",
 		Help: "Result cache lookups by tool and result (hit, miss, stale: served after a failure).",
 	}, []string{"tool", "result"})
+	gateRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "requests_refused_total",
+		Help: "Requests refused with 403 before any other work, by reason (host: not a name of the endpoint; origin: a browser origin not allowed).",
+	}, []string{"reason"})
+	directCallsTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "direct_calls_total",
+		Help: "tools/call requests answered by the direct path, without mcp-go's dispatcher.",
+	})
 )
 
 // registerMetrics adds edgemcp's collectors to a config's registry.
@@ -52,7 +60,7 @@ func registerMetrics(reg *prometheus.Registry) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{callsTotal, callDuration, stageDuration, cacheRequests, statsCollector{}} {
+	for _, c := range []prometheus.Collector{callsTotal, callDuration, stageDuration, cacheRequests, gateRefusals, directCallsTotal, statsCollector{}} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError
 			if errors.As(err, &already) {

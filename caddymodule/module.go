@@ -51,10 +51,13 @@ type Handler struct {
 	MaxBodySize int64 `json:"max_body_size,omitempty"`
 	// SessionIdleTimeout forgets MCP sessions idle this long (default 30m).
 	SessionIdleTimeout caddy.Duration `json:"session_idle_timeout,omitempty"`
-	// AllowedOrigins lists the browser origins (scheme://host[:port], or
-	// "*") allowed besides the endpoint's own. A request with any other
-	// Origin header is refused with 403 (MCP's Origin validation).
-	AllowedOrigins []string `json:"allowed_origins,omitempty"`
+	// HostGate: allowed_origins and allowed_hosts, checked before anything
+	// else on every request (gate.go).
+	HostGate
+	// SessionKeys sign MCP session ids (sessionid.go): the first signs, all
+	// verify. Nodes that share them accept each other's sessions. Default:
+	// a random key per process.
+	SessionKeys []string `json:"session_keys,omitempty"`
 	// ScriptSettings: script_timeout, fetch_allow, script_max_input and
 	// script_max_output for every tool (caddyfile_scripts.go).
 	ScriptSettings
@@ -69,7 +72,7 @@ type Handler struct {
 	authConfig // auth providers, default_auth (auth_config.go)
 
 	engine     *pipeline.Engine
-	sessionIDs server.SessionIdManager
+	sessionIDs *sessionIDs
 	mcp        *server.MCPServer
 	streamable *server.StreamableHTTPServer
 	poolKeys   []string
@@ -137,6 +140,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		conns[c.Name] = connectorRef{config: c, conn: conn}
 	}
 
+	if err := h.HostGate.provision(ctx); err != nil {
+		return err
+	}
+	if err := h.provisionSessionKeys(repl); err != nil {
+		return err
+	}
 	if err := h.provisionAuth(ctx); err != nil {
 		return err
 	}
@@ -177,11 +186,21 @@ func (h *Handler) Validate() error {
 	if h.MaxBodySize < 0 {
 		return fmt.Errorf("max_body_size must be positive")
 	}
-	for _, o := range h.AllowedOrigins {
-		if err := checkOrigin(o); err != nil {
-			return err
+	return h.HostGate.validate()
+}
+
+// provisionSessionKeys expands the session keys (usually {env.X}) and checks
+// their length. An error never quotes a key.
+func (h *Handler) provisionSessionKeys(repl *caddy.Replacer) error {
+	keys := make([][]byte, 0, len(h.SessionKeys))
+	for i, k := range h.SessionKeys {
+		k = repl.ReplaceKnown(k, "")
+		if len(k) < minSessionKeyLen {
+			return fmt.Errorf("session_key %d of %d: %d bytes, want at least %d (is the environment variable set?)", i+1, len(h.SessionKeys), len(k), minSessionKeyLen)
 		}
+		keys = append(keys, []byte(k))
 	}
+	h.sessionIDs = newSessionIDs(keys)
 	return nil
 }
 

@@ -167,7 +167,7 @@ func TestTracingSpans(t *testing.T) {
 	g := startGateway(t, obsCaddyfile(t, dsn, "tracing", ""))
 
 	// The direct path: a plain JSON call on a session protocol version.
-	direct := directCalls.Load()
+	direct := directCount()
 	raw := g.rawSession(t, "2025-06-18")
 	if rows := raw.call(t, "obs-find", map[string]any{"email": secretInput}).tool(t).rows(t); len(rows) != 1 {
 		t.Fatalf("obs-find: %v", rows)
@@ -178,8 +178,8 @@ func TestTracingSpans(t *testing.T) {
 	if resp := raw.call(t, "obs-broken", nil); resp.Error == nil || resp.Error.Code != -32000 {
 		t.Fatalf("obs-broken: %+v", resp)
 	}
-	if directCalls.Load()-direct != 3 {
-		t.Fatalf("%d calls took the direct path, want 3", directCalls.Load()-direct)
+	if directCount()-direct != 3 {
+		t.Fatalf("%d calls took the direct path, want 3", directCount()-direct)
 	}
 	// mcp-go's path: its client negotiates the stateless 2026-07-28 core.
 	c := g.mcpClient(t)
@@ -188,7 +188,7 @@ func TestTracingSpans(t *testing.T) {
 	if _, err := c.CallTool(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	if directCalls.Load()-direct != 3 {
+	if directCount()-direct != 3 {
 		t.Fatal("the mcp-go client's call took the direct path")
 	}
 

@@ -61,9 +61,8 @@ func callStateFrom(ctx context.Context) *callState {
 // serveMCP bounds the body, notes a tools/call, and lets mcp-go's
 // streamable HTTP transport do the rest.
 func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
-	if !h.originAllowed(r) {
-		http.Error(w, "Forbidden: origin not allowed", http.StatusForbidden)
-		return
+	if !h.admit(w, r) {
+		return // Host or Origin refused (gate.go)
 	}
 	if r = h.authenticateEndpoint(w, r); r == nil {
 		return // refused, or the metadata document was served (auth_http.go)
