@@ -7,7 +7,7 @@ import (
 )
 
 // Engine holds the compiled tools of one configuration and runs tools/call
-// through the fixed stage sequence of DESIGN 2.1. It is immutable after
+// through the fixed stage sequence of docs/architecture.md, Stages. It is immutable after
 // NewEngine and safe for concurrent use.
 type Engine struct {
 	tools   []*Tool
@@ -128,7 +128,9 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 		if err != nil {
 			return nil, stageError(stage, err, "script failed")
 		}
-		res = &Result{Value: out}
+		// Meta (a stale cache serve's notice) belongs to the call, not to
+		// the value the mapper replaced.
+		res = &Result{Value: out, Meta: res.Meta}
 	}
 	return res, nil
 }
@@ -142,7 +144,7 @@ func stageError(stage Stage, err error, fallback string) *Error {
 	return Fail(stage, err, "%s", safeMessage(err, fallback))
 }
 
-// payload is the object scripts receive (DESIGN 2.1).
+// payload is the object scripts receive (docs/architecture.md, Stages).
 func payload(call *Call, key string, value any) map[string]any {
 	var auth any
 	if call.Identity != nil {

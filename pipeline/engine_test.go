@@ -69,6 +69,30 @@ func TestEngineStages(t *testing.T) {
 	}
 }
 
+// An output mapper replaces the value, not the result's _meta (the cache's
+// stale notice lives there).
+func TestOutputMapperKeepsMeta(t *testing.T) {
+	meta := map[string]any{"notice": "stale"}
+	tool := &Tool{
+		Name: "t",
+		Executor: funcExecutor(func(context.Context, *Call) (*Result, error) {
+			return &Result{Value: 1, Meta: meta}, nil
+		}),
+		OutputMapper: funcMapper(func(_ context.Context, p map[string]any) (any, error) { return 2, nil }),
+	}
+	e, err := NewEngine([]*Tool{tool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, perr := e.Call(context.Background(), "t", map[string]any{}, nil)
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	if res.Value != 2 || res.Meta["notice"] != "stale" {
+		t.Errorf("result %v, meta %v: want 2 and the executor's meta", res.Value, res.Meta)
+	}
+}
+
 func TestEngineFailures(t *testing.T) {
 	boom := errors.New("secret detail: password=hunter2")
 	tests := []struct {
