@@ -28,7 +28,7 @@ import (
 // adapted with Caddy's own adapter and loaded with caddy.Load, exactly what
 // `caddy run` and the admin API's /load do; a second Load is a reload.
 
-// postgresURL is the test database (DESIGN 6): the environment's, else the
+// postgresURL is the test database (docs/architecture.md, Tests): the environment's, else the
 // service on this machine's standard port.
 func postgresURL() string {
 	if u := os.Getenv("EDGEMCP_TEST_POSTGRES_URL"); u != "" {
@@ -126,7 +126,15 @@ func (g *gateway) load(caddyfile string) error {
 	for _, w := range warnings {
 		g.t.Logf("adapt warning: %s", w.String())
 	}
-	return caddy.Load(cfg, true)
+	if err := caddy.Load(cfg, true); err != nil {
+		return err
+	}
+	// A reload closes the previous config's connections, and a port freed by
+	// an earlier test's gateway may be this one's: a keep-alive connection
+	// kept from before would fail the next POST with EOF (Go's client does
+	// not retry a POST). Clients reconnect after a reload; so do the tests.
+	http.DefaultClient.CloseIdleConnections()
+	return nil
 }
 
 // mcpClient opens an initialized mcp-go client session on the gateway.

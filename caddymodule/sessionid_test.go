@@ -225,7 +225,6 @@ func TestSessionKeyShared(t *testing.T) {
 	if err := g.load(strings.Replace(cfg, "Counts customers", "Counts the customers", 1)); err != nil {
 		t.Fatal(err)
 	}
-	http.DefaultClient.CloseIdleConnections() // the old listeners' connections are closed
 	if status, body := callWith(t, url(1), id); status != http.StatusOK {
 		t.Errorf("after reload: %d %q", status, body)
 	}
