@@ -3,6 +3,7 @@
 #
 #   bash scripts/test.sh [go test args...]     (default: ./...)
 #
+# 0. system packages (scripts/system-packages.sh: installed when missing, as root);
 # 1. services: Postgres, MariaDB, Redis (scripts/test-services.sh: env var, standard
 #    port, or a throwaway server stopped at exit);
 # 2. Node deps for the e2e checks: `npm ci` in tests/node (skipped when the lockfile is
@@ -14,6 +15,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
 start=$SECONDS
+
+echo "== system packages"
+bash scripts/system-packages.sh
 
 # shellcheck source=scripts/test-services.sh
 source scripts/test-services.sh
