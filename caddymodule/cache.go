@@ -19,7 +19,7 @@ import (
 )
 
 // CacheConfig is the mcp block's `cache { ... }`: the result cache shared by
-// the endpoint's cached tools (DESIGN 2.4).
+// the endpoint's cached tools (docs/architecture.md, Cache).
 type CacheConfig struct {
 	// MaxSize bounds the in-process first level in bytes (default 64 MiB).
 	MaxSize int64 `json:"max_size,omitempty"`

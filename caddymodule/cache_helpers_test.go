@@ -159,7 +159,7 @@ func proxiedPostgres(t *testing.T) (string, *cutProxy) {
 	return u.String(), p
 }
 
-// testRedisURL is the shared test Redis (DESIGN 6).
+// testRedisURL is the shared test Redis (docs/architecture.md, Tests).
 func testRedisURL() string {
 	if u := os.Getenv("EDGEMCP_TEST_REDIS_URL"); u != "" {
 		return u

@@ -25,7 +25,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 	return m, err
 }
 
-// UnmarshalCaddyfile reads the mcp block (DESIGN section 1):
+// UnmarshalCaddyfile reads the mcp block (the README's Caddyfile reference):
 //
 //	mcp [<matcher>] {
 //		name <server name>

@@ -48,7 +48,7 @@ type ToolConfig struct {
 	Description string `json:"description,omitempty"`
 	// Use names the connector a DB-backed tool runs on.
 	Use string `json:"use,omitempty"`
-	// Statement is the SQL template (DESIGN 2.2).
+	// Statement is the SQL template (docs/architecture.md, Templates).
 	Statement   string             `json:"statement,omitempty"`
 	Inputs      []InputConfig      `json:"inputs,omitempty"`
 	Annotations *AnnotationsConfig `json:"annotations,omitempty"`

@@ -117,7 +117,7 @@ func requestInfo(ctx context.Context, st *callState) *pipeline.RequestInfo {
 // structuredSince is the first protocol version with structuredContent.
 const structuredSince = "2025-06-18"
 
-// encodeResult is the response stage (DESIGN 2.1 step 6): the result as JSON
+// encodeResult is the response stage (docs/architecture.md, Stages): the result as JSON
 // in one text block, plus structuredContent {"results": ...} for clients
 // that understand it. A native MCP result is passed through unchanged.
 func encodeResult(res *pipeline.Result, version string) (*mcp.CallToolResult, *pipeline.Error) {

@@ -18,8 +18,8 @@ import (
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
-// This file is the one place where a tools/call becomes telemetry (DESIGN
-// 2.6): a span with a child per stage (and per statement), the metrics, and
+// This file is the one place where a tools/call becomes telemetry
+// (docs/architecture.md, Observability): a span with a child per stage (and per statement), the metrics, and
 // the info log line. Both transport paths (mcp-go's handler and direct.go)
 // run a call through runTool, which opens a callRecord here and closes it
 // when the response is encoded.

@@ -17,8 +17,8 @@ import (
 // This file is the one place where edgemcp's error codes meet mcp-go.
 //
 // mcp-go answers an unknown tool with -32602 and turns any error returned by
-// a tool handler into -32603; no hook changes a code. DESIGN 2.5 wants -32601
-// and -32000. So the handler reads the (bounded) POST body itself, notes the
+// a tool handler into -32603; no hook changes a code. edgemcp answers -32601
+// and -32000 (docs/architecture.md, Errors). So the handler reads the (bounded) POST body itself, notes the
 // JSON-RPC id and tool name of a tools/call in the request context, and hands
 // mcp-go a response writer that rewrites the error of exactly that id with
 // the code and message the pipeline decided. A POST carries one JSON-RPC

@@ -11,7 +11,7 @@ import (
 	"sync"
 )
 
-// AuthProvider is an authentication plugin (DESIGN 2.1 stage 2): it looks at
+// AuthProvider is an authentication plugin (docs/architecture.md, Stages): it looks at
 // the request and says who the caller is. The Caddy glue loads providers as
 // guest modules in the namespace mcp.auth, so a third party adds one by
 // implementing this interface on a caddy.Module (and, for the Caddyfile,

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// CachePolicy is how a tool's results are cached (DESIGN 2.4). The cache
+// CachePolicy is how a tool's results are cached (docs/architecture.md, Cache). The cache
 // itself lives in pipeline/cache and wraps the tool's Executor.
 type CachePolicy struct {
 	// TTL is how long a result is served from the cache.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// JSON-RPC error codes put on the wire (DESIGN 2.5).
+// JSON-RPC error codes put on the wire (docs/architecture.md, Errors).
 const (
 	CodeToolNotFound  = -32601 // tool resolution failed
 	CodeStageFailed   = -32000 // any pipeline stage after resolution failed

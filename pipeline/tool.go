@@ -86,8 +86,8 @@ type Authorizer interface {
 	Authorize(ctx context.Context, call *Call) (*Identity, error)
 }
 
-// Transformer is a mapper script: it receives the payload of DESIGN 2.1
-// ({inputs|results, tool, auth}) and returns the replacement value.
+// Transformer is a mapper script: it receives the payload
+// ({inputs|results, tool, auth}; docs/architecture.md, Stages) and returns the replacement value.
 type Transformer interface {
 	Transform(ctx context.Context, payload map[string]any) (any, error)
 }

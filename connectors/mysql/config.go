@@ -85,7 +85,7 @@ func pin(cfg *driver.Config) error {
 	switch {
 	case cfg.InterpolateParams:
 		// Interpolation splices escaped values into the SQL text on the
-		// client; edgemcp binds values, always (DESIGN 2.2).
+		// client; edgemcp binds values, always (docs/architecture.md, Templates).
 		return &pipeline.PublicError{Public: "interpolateParams=true is not allowed: values are always bound by the server"}
 	case cfg.MultiStatements:
 		// One statement per call: a second statement could end the

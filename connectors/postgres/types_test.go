@@ -13,7 +13,7 @@ type raw = json.RawMessage
 type num = json.Number
 
 // typeCases maps a PostgreSQL expression to its normalized value
-// (DESIGN section 5, doc.go).
+// (doc.go).
 var typeCases = []struct {
 	expr string
 	want any

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// redisURL is the test Redis (DESIGN 6): the environment's, else the
+// redisURL is the test Redis (docs/architecture.md, Tests): the environment's, else the
 // service on this machine's standard port.
 func redisURL() string {
 	if u := os.Getenv("EDGEMCP_TEST_REDIS_URL"); u != "" {

@@ -1,4 +1,4 @@
-// Package cache is edgemcp's result cache (DESIGN 2.4): an in-process first
+// Package cache is edgemcp's result cache (docs/architecture.md, Cache): an in-process first
 // level (bigcache), an optional shared second level behind the Store
 // interface (Redis lives in connectors/rediscache, so this package imports
 // no driver), single flight for concurrent misses, and stale-if-error.

@@ -1,5 +1,5 @@
 // Package script runs the JavaScript and TypeScript of mappers and
-// handlers (DESIGN 2.3) in goja, and is the runtime any other part of the
+// handlers (docs/architecture.md, Scripts) in goja, and is the runtime any other part of the
 // gateway can use to call a script function.
 //
 // At configuration load a file is bundled once with esbuild (ESM or

@@ -1,5 +1,5 @@
 // Package sqltemplate compiles the SQL statements written by operators in the
-// Caddyfile into SQL with bound parameters (DESIGN 2.2).
+// Caddyfile into SQL with bound parameters (docs/architecture.md, Templates).
 //
 // A statement may contain two kinds of template:
 //
