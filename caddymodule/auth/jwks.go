@@ -29,20 +29,31 @@ const (
 // the set does not have (the identity provider rotated its keys) — but never
 // more than once per minInterval, so tokens with made-up key ids cannot turn
 // the gateway into a load generator against the identity provider.
+//
+// A fetch runs outside the lock, once however many callers need it (single
+// flight): a token with an unknown key id waits for its refresh, while tokens
+// whose key is in the set are verified at once, never queued behind it.
 type jwksCache struct {
 	url         string
 	client      *http.Client
 	minInterval time.Duration
 	maxAge      time.Duration
 
-	mu          sync.Mutex // serializes fetches; guards the fields below
+	mu          sync.Mutex // guards the fields below, never held across a fetch
 	keys        []jose.JSONWebKey
 	fetched     time.Time // last successful fetch
 	lastAttempt time.Time // last fetch of any kind
 	lastKidRun  time.Time // last fetch caused by an unknown key id
 	lastErr     error
+	flight      *jwksFlight // the fetch under way, if any
 
 	fetches atomic.Int64 // fetch attempts, for tests and debugging
+}
+
+// jwksFlight is one fetch; done closes when it has finished.
+type jwksFlight struct {
+	done chan struct{}
+	err  error
 }
 
 func newJWKSCache(rawURL string, minInterval, maxAge time.Duration) (*jwksCache, error) {
@@ -83,27 +94,40 @@ var errUnknownKey = fmt.Errorf("unknown signing key")
 // key returns the key with id kid ("" matches a set of exactly one key).
 func (c *jwksCache) key(ctx context.Context, kid string) (*jose.JSONWebKey, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	stale := c.fetched.IsZero() || time.Since(c.fetched) > c.maxAge
+	if !stale {
+		if k := findKey(c.keys, kid); k != nil {
+			c.mu.Unlock()
+			return k, nil
+		}
+	}
+	var f *jwksFlight
+	var err error
 	if stale {
 		// After a failed fetch, retry no more often than every few
 		// seconds, so a down identity provider is not hammered.
-		if err := c.refreshLocked(ctx, &c.lastAttempt, min(c.minInterval, failureBackoff)); err != nil && c.keys == nil {
-			return nil, err
+		f, err = c.startLocked(&c.lastAttempt, min(c.minInterval, failureBackoff))
+	} else {
+		// An unknown kid may mean the provider rotated keys: refresh, bounded.
+		f, err = c.startLocked(&c.lastKidRun, c.minInterval)
+	}
+	c.mu.Unlock()
+	if f != nil {
+		select {
+		case <-f.done:
+			err = f.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	}
-	if k := findKey(c.keys, kid); k != nil {
-		return k, nil
-	}
-	if stale {
-		return nil, errUnknownKey // just fetched: the key does not exist
-	}
-	// An unknown kid may mean the provider rotated keys: refresh, bounded.
-	if err := c.refreshLocked(ctx, &c.lastKidRun, c.minInterval); err != nil {
-		return nil, errUnknownKey
-	}
-	if k := findKey(c.keys, kid); k != nil {
-		return k, nil
+	c.mu.Lock()
+	k, haveKeys := findKey(c.keys, kid), c.keys != nil
+	c.mu.Unlock()
+	switch {
+	case k != nil:
+		return k, nil // a failed refresh leaves the previous set in use
+	case !haveKeys && err != nil:
+		return nil, err // no set at all: the provider's failure, not the caller's
 	}
 	return nil, errUnknownKey
 }
@@ -127,29 +151,41 @@ func findKey(keys []jose.JSONWebKey, kid string) *jose.JSONWebKey {
 // its kind has not passed.
 var errThrottled = errors.New("key set refresh throttled")
 
-// refreshLocked fetches the set unless *last (the previous fetch of this
-// kind) is less than interval ago. c.mu is held.
-func (c *jwksCache) refreshLocked(ctx context.Context, last *time.Time, interval time.Duration) error {
+// startLocked joins the fetch under way, or starts one unless *last (the
+// previous fetch of this kind) is less than interval ago; then it returns no
+// flight and why. c.mu is held.
+func (c *jwksCache) startLocked(last *time.Time, interval time.Duration) (*jwksFlight, error) {
+	if c.flight != nil {
+		return c.flight, nil
+	}
 	if !last.IsZero() && time.Since(*last) < interval {
 		if c.lastErr != nil {
-			return c.lastErr
+			return nil, c.lastErr
 		}
-		return errThrottled
+		return nil, errThrottled
 	}
 	now := time.Now()
 	*last, c.lastAttempt = now, now
 	c.fetches.Add(1)
-	keys, err := c.fetch(ctx)
-	c.lastErr = err
-	if err != nil {
-		return err
-	}
-	c.keys, c.fetched = keys, time.Now()
-	return nil
+	f := &jwksFlight{done: make(chan struct{})}
+	c.flight = f
+	go func() {
+		// Not tied to the first caller's context: the others wait too.
+		keys, err := c.fetch(context.Background())
+		c.mu.Lock()
+		c.lastErr, c.flight = err, nil
+		if err == nil {
+			c.keys, c.fetched = keys, time.Now()
+		}
+		c.mu.Unlock()
+		f.err = err
+		close(f.done)
+	}()
+	return f, nil
 }
 
 func (c *jwksCache) fetch(ctx context.Context) ([]jose.JSONWebKey, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jwksTimeout)
+	ctx, cancel := context.WithTimeout(ctx, jwksTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
 	if err != nil {
