@@ -173,6 +173,24 @@ func TestBasic(t *testing.T) {
 	if _, err := b.Authenticate(context.Background(), withHeader("Authorization", "Bearer x")); err == nil {
 		t.Error("a bearer token passed basic auth")
 	}
+	// Refused pairs are remembered (a retried wrong password costs no more
+	// bcrypt runs), and are still refused; a right password is unaffected.
+	if n := len(b.refused.m); n != 2 {
+		t.Errorf("%d refused pairs remembered, want 2 (wrong password, unknown user)", n)
+	}
+	if _, err := b.Authenticate(context.Background(), basic("alice", "wrong")); err == nil {
+		t.Error("a remembered wrong password passed")
+	}
+	if n := len(b.refused.m); n != 2 {
+		t.Errorf("a retried pair was added again: %d", n)
+	}
+	small := newPairSet(2)
+	for i := range 5 {
+		small.add([32]byte{byte(i)})
+	}
+	if len(small.m) != 2 || !small.has([32]byte{4}) {
+		t.Errorf("pair set not bounded: %d entries", len(small.m))
+	}
 	if err := (&Basic{Users: []BasicUser{{Username: "x", Password: "plain"}}}).Provision(caddy.Context{}); err == nil {
 		t.Error("a plaintext password was accepted")
 	}

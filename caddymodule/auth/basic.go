@@ -21,8 +21,12 @@ func init() {
 	caddy.RegisterModule(Basic{})
 }
 
-// maxVerifiedCache bounds the cache of verified user/password pairs.
-const maxVerifiedCache = 1000
+// maxVerifiedCache bounds the cache of verified user/password pairs, and
+// maxRefusedCache that of refused ones.
+const (
+	maxVerifiedCache = 1000
+	maxRefusedCache  = 10000
+)
 
 // Basic authenticates HTTP Basic credentials against bcrypt hashes, as
 // Caddy's basic_auth does (hashes made with `caddy hash-password`).
@@ -39,10 +43,44 @@ type Basic struct {
 	// bcrypt costs tens of milliseconds by design; an MCP client sends the
 	// same credentials with every request, so pairs already verified are
 	// remembered, keyed by an HMAC under a per-process random key (the
-	// password itself is never kept).
+	// password itself is never kept). Refused pairs are remembered too: a
+	// client retrying a wrong password, or a flood of one bad pair, would
+	// otherwise cost a bcrypt run per request. Each new guess still pays
+	// bcrypt, which is the point of it.
 	cacheKey []byte
-	mu       *sync.Mutex
-	verified map[[sha256.Size]byte]struct{}
+	verified *pairSet
+	refused  *pairSet
+}
+
+// pairSet is a bounded set of HMAC'd credential pairs; when full, an
+// arbitrary entry makes room.
+type pairSet struct {
+	mu    sync.Mutex
+	limit int
+	m     map[[sha256.Size]byte]struct{}
+}
+
+func newPairSet(limit int) *pairSet {
+	return &pairSet{limit: limit, m: make(map[[sha256.Size]byte]struct{})}
+}
+
+func (p *pairSet) has(k [sha256.Size]byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.m[k]
+	return ok
+}
+
+func (p *pairSet) add(k [sha256.Size]byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.m) >= p.limit {
+		for old := range p.m {
+			delete(p.m, old)
+			break
+		}
+	}
+	p.m[k] = struct{}{}
 }
 
 // BasicUser is one account.
@@ -84,8 +122,7 @@ func (b *Basic) Provision(caddy.Context) error {
 	if _, err := rand.Read(b.cacheKey); err != nil {
 		return err
 	}
-	b.mu = new(sync.Mutex)
-	b.verified = make(map[[sha256.Size]byte]struct{})
+	b.verified, b.refused = newPairSet(maxVerifiedCache), newPairSet(maxRefusedCache)
 	return nil
 }
 
@@ -136,11 +173,11 @@ func (b *Basic) check(user, pass string) bool {
 	var key [sha256.Size]byte
 	copy(key[:], mac.Sum(nil))
 
-	b.mu.Lock()
-	_, hit := b.verified[key]
-	b.mu.Unlock()
-	if hit {
+	switch {
+	case b.verified.has(key):
 		return true
+	case b.refused.has(key):
+		return false
 	}
 	u, known := b.users[user]
 	hash := b.dummy
@@ -149,17 +186,10 @@ func (b *Basic) check(user, pass string) bool {
 	}
 	// bcrypt compares in constant time.
 	if bcrypt.CompareHashAndPassword(hash, []byte(pass)) != nil || !known {
+		b.refused.add(key)
 		return false
 	}
-	b.mu.Lock()
-	if len(b.verified) >= maxVerifiedCache {
-		for k := range b.verified { // drop an arbitrary entry
-			delete(b.verified, k)
-			break
-		}
-	}
-	b.verified[key] = struct{}{}
-	b.mu.Unlock()
+	b.verified.add(key)
 	return true
 }
 

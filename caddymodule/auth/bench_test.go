@@ -2,10 +2,12 @@ package auth
 
 import (
 	"context"
+	"encoding/base64"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/go-jose/go-jose/v4"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // What one request's authentication costs (run by hand:
@@ -54,5 +56,32 @@ func BenchmarkAPIKey(b *testing.B) {
 		if _, err := a.Authenticate(context.Background(), req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A repeated wrong Basic password: the first attempt pays bcrypt, repeats
+// are answered from the refused-pairs set ("fresh" resets it every time,
+// which is what each new guess costs).
+func BenchmarkBasicWrongPassword(b *testing.B) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret-pass"), bcrypt.DefaultCost)
+	if err != nil {
+		b.Fatal(err)
+	}
+	basic := &Basic{Users: []BasicUser{{Username: "alice", Password: string(hash)}}}
+	if err := basic.Provision(caddy.Context{}); err != nil {
+		b.Fatal(err)
+	}
+	req := withHeader("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("alice:wrong")))
+	for _, fresh := range []bool{true, false} {
+		b.Run(map[bool]string{true: "fresh", false: "repeated"}[fresh], func(b *testing.B) {
+			for b.Loop() {
+				if fresh {
+					basic.refused = newPairSet(maxRefusedCache)
+				}
+				if _, err := basic.Authenticate(context.Background(), req); err == nil {
+					b.Fatal("accepted")
+				}
+			}
+		})
 	}
 }
