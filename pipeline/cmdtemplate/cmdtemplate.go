@@ -53,6 +53,15 @@ var scriptCommands = map[string]bool{
 	"EVAL": true, "EVAL_RO": true, "EVALSHA": true, "EVALSHA_RO": true, "FCALL": true, "FCALL_RO": true,
 }
 
+// codeSubcommands are the subcommands that take code (a Lua script, a
+// function library, or a serialized one) in every argument after them:
+// those must be literal too. The subcommand of SCRIPT and FUNCTION itself
+// must be literal, or an input could turn EXISTS into LOAD.
+var codeSubcommands = map[string]map[string]bool{
+	"SCRIPT":   {"LOAD": true},
+	"FUNCTION": {"LOAD": true, "RESTORE": true},
+}
+
 // Compile splits src into arguments and resolves its templates.
 func Compile(src string, opt Options) (*Command, error) {
 	temps, err := sqltemplate.ScanTemplates(src)
@@ -160,6 +169,19 @@ func (c *Command) check(src string) error {
 	if scriptCommands[strings.ToUpper(name)] && len(c.args) > 1 {
 		if _, ok := c.Literal(1); !ok {
 			return sqltemplate.ErrorAt(src, 0, fmt.Sprintf("the script or function of %s must be literal text, not an input", strings.ToUpper(name)))
+		}
+	}
+	if subs, ok := codeSubcommands[strings.ToUpper(name)]; ok && len(c.args) > 1 {
+		sub, ok := c.Literal(1)
+		if !ok {
+			return sqltemplate.ErrorAt(src, 0, fmt.Sprintf("the subcommand of %s must be literal text, not an input", strings.ToUpper(name)))
+		}
+		if subs[strings.ToUpper(sub)] {
+			for i := 2; i < len(c.args); i++ {
+				if _, ok := c.Literal(i); !ok {
+					return sqltemplate.ErrorAt(src, 0, fmt.Sprintf("the code of %s %s must be literal text, not an input", strings.ToUpper(name), strings.ToUpper(sub)))
+				}
+			}
 		}
 	}
 	return nil
