@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dop251/goja"
@@ -18,15 +20,24 @@ import (
 // runs synchronously inside the call (the call is waiting anyway), bounded
 // by its own timeout, the call's deadline and a response size cap; every
 // redirect is checked against the allow list too.
+//
+// An allowed name may still resolve to an address inside the gateway's own
+// network (a DNS answer the operator does not control, or a name pointed at
+// 169.254.169.254): the connection is checked at dial time, after
+// resolution, and loopback, private, link-local, shared (CGNAT),
+// unspecified and multicast addresses are refused unless fetch_allow names
+// them: by IP, as localhost (loopback), or as a network (10.0.0.0/8).
 
 type hostRule struct {
 	host     string // lower case, without "*."
 	port     string // "" = any port
 	wildcard bool   // "*.example.com": any subdomain, not the apex
+	network  netip.Prefix
 }
 
 // ParseFetchAllow checks one fetch_allow entry: a host name or IP, an
-// optional ":port", or "*.domain" for every subdomain of domain.
+// optional ":port", "*.domain" for every subdomain of domain, or a network
+// (10.0.0.0/8) whose addresses fetch may reach, by IP or by a name listed.
 func ParseFetchAllow(entry string) error {
 	_, err := parseHostRule(entry)
 	return err
@@ -35,6 +46,10 @@ func ParseFetchAllow(entry string) error {
 func parseHostRule(entry string) (hostRule, error) {
 	var h hostRule
 	e := strings.ToLower(strings.TrimSpace(entry))
+	if p, err := netip.ParsePrefix(e); err == nil {
+		h.network = p.Masked()
+		return h, nil
+	}
 	if strings.Contains(e, "/") || e == "" {
 		return h, fmt.Errorf("fetch_allow %q: want a host, host:port or *.domain (no scheme, no path)", entry)
 	}
@@ -69,6 +84,8 @@ func newFetcher(allow []string, timeout time.Duration, max int64) *fetcher {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil // the allow list names the hosts actually reached
 	tr.MaxIdleConnsPerHost = 8
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: f.checkDial}
+	tr.DialContext = dialer.DialContext
 	f.client = &http.Client{
 		Transport: tr,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -92,7 +109,14 @@ func (f *fetcher) allowed(u *url.URL) bool {
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
+	ip, ipErr := netip.ParseAddr(host)
 	for _, r := range f.rules {
+		if r.network.IsValid() {
+			if ipErr == nil && r.network.Contains(ip.Unmap()) {
+				return true
+			}
+			continue
+		}
 		if r.port != "" && r.port != port {
 			continue
 		}
@@ -101,6 +125,55 @@ func (f *fetcher) allowed(u *url.URL) bool {
 		}
 		if r.wildcard && strings.HasSuffix(host, "."+r.host) {
 			return true
+		}
+	}
+	return false
+}
+
+// sharedAddressSpace is 100.64.0.0/10 (RFC 6598, carrier-grade NAT), which
+// netip does not count as private.
+var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
+
+// internal reports whether ip is not a public unicast address.
+func internal(ip netip.Addr) bool {
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || sharedAddressSpace.Contains(ip)
+}
+
+// checkDial is the dialer's Control: it sees the address actually dialed,
+// after name resolution and for every redirect.
+func (f *fetcher) checkDial(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return fmt.Errorf("dialing %q: not an IP address", host)
+	}
+	ip = ip.Unmap()
+	if !internal(ip) || f.names(ip) {
+		return nil
+	}
+	return fmt.Errorf("%s is an internal address; fetch reaches one only when fetch_allow names it (by IP, as localhost, or its network)", ip)
+}
+
+// names reports whether a rule names ip explicitly.
+func (f *fetcher) names(ip netip.Addr) bool {
+	for _, r := range f.rules {
+		switch {
+		case r.network.IsValid():
+			if r.network.Contains(ip) {
+				return true
+			}
+		case r.host == "localhost":
+			if ip.IsLoopback() {
+				return true
+			}
+		default:
+			if a, err := netip.ParseAddr(r.host); err == nil && a.Unmap() == ip {
+				return true
+			}
 		}
 	}
 	return false
