@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -80,8 +81,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			n, err := humanize.ParseBytes(s)
-			if err != nil || n == 0 {
-				return d.Errf("max_body_size: invalid size %q", s)
+			if err != nil || n == 0 || n > math.MaxInt64 {
+				return d.Errf("max_body_size: %q is not a size of at least one byte (want e.g. 4MiB; leave it out for the default, 1MiB)", s)
 			}
 			h.MaxBodySize = int64(n)
 		case "session_idle_timeout":

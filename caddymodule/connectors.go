@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -22,9 +21,6 @@ import (
 // whose settings did not change keeps its pool (the usage count goes
 // 1 → 2 → 1) and in-flight queries of the old config are not cut off.
 var connectorPools = caddy.NewUsagePool()
-
-// poolsOpened counts pools actually opened, so tests can see reuse.
-var poolsOpened atomic.Int64
 
 // opener opens a backend for an expanded connector config.
 type opener func(ctx context.Context, c ConnectorConfig) (pipeline.SQLConnector, func(), error)
@@ -111,7 +107,7 @@ func openShared(c ConnectorConfig, create func(ctx context.Context) (caddy.Destr
 		// The pool outlives this config's context, so it must not be tied to it.
 		d, err := create(context.Background())
 		if err == nil {
-			poolsOpened.Add(1)
+			poolsOpened.WithLabelValues(c.Type).Inc()
 		}
 		return d, err
 	})

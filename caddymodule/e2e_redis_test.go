@@ -197,19 +197,19 @@ func TestReloadSharesCommandAndMySQLPools(t *testing.T) {
 		}
 	}
 	check()
-	opened := poolsOpened.Load()
+	opened := poolsOpenedCount("redis", "mysql")
 	if err := g.load(cfg); err != nil {
 		t.Fatal(err)
 	}
 	check()
-	if n := poolsOpened.Load() - opened; n != 0 {
+	if n := poolsOpenedCount("redis", "mysql") - opened; n != 0 {
 		t.Errorf("unchanged reload opened %d pools", n)
 	}
 	if err := g.load(strings.Replace(cfg, "statement_timeout 2s", "statement_timeout 3s", 1)); err != nil {
 		t.Fatal(err)
 	}
 	check()
-	if n := poolsOpened.Load() - opened; n != 1 {
+	if n := poolsOpenedCount("redis", "mysql") - opened; n != 1 {
 		t.Errorf("changing one redis connector opened %d pools, want 1", n)
 	}
 }

@@ -53,6 +53,10 @@ var (
 		Namespace: metricsNamespace, Name: "direct_calls_total",
 		Help: "tools/call requests answered by the direct path, without mcp-go's dispatcher.",
 	})
+	poolsOpened = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "connector_pools_opened_total",
+		Help: "Connector pools opened, by connector type. A reload that keeps a connector's settings reuses its pool and does not count.",
+	}, []string{"type"})
 )
 
 // registerMetrics adds edgemcp's collectors to a config's registry.
@@ -60,7 +64,7 @@ func registerMetrics(reg *prometheus.Registry) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{callsTotal, callDuration, stageDuration, cacheRequests, gateRefusals, directCallsTotal, statsCollector{}} {
+	for _, c := range []prometheus.Collector{callsTotal, callDuration, stageDuration, cacheRequests, gateRefusals, directCallsTotal, poolsOpened, statsCollector{}} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError
 			if errors.As(err, &already) {

@@ -184,7 +184,7 @@ func (h *Handler) Validate() error {
 		return fmt.Errorf("error_mode must be %q or %q, got %q", errorModeJSONRPC, errorModeResult, h.ErrorMode)
 	}
 	if h.MaxBodySize < 0 {
-		return fmt.Errorf("max_body_size must be positive")
+		return fmt.Errorf("max_body_size must not be negative, got %d (0 or absent means the default, 1 MiB)", h.MaxBodySize)
 	}
 	return h.HostGate.validate()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // TestReloadKeepsSessionsAndPools: a client session opened before a config
@@ -39,7 +40,7 @@ func TestReloadKeepsSessionsAndPools(t *testing.T) {
 		return res
 	}
 	call("get-user", map[string]any{"user_id": 1})
-	opened := poolsOpened.Load()
+	opened := poolsOpenedCount("postgres")
 	pids := edgemcpBackends(t)
 	if len(pids) == 0 {
 		t.Fatal("no edgemcp backend in pg_stat_activity")
@@ -86,7 +87,7 @@ func TestReloadKeepsSessionsAndPools(t *testing.T) {
 		t.Fatalf("tools after reload: %v", names)
 	}
 
-	if got := poolsOpened.Load(); got != opened {
+	if got := poolsOpenedCount("postgres"); got != opened {
 		t.Fatalf("reload opened %d new pools, want 0", got-opened)
 	}
 	still := edgemcpBackends(t)
@@ -106,7 +107,7 @@ func TestReloadKeepsSessionsAndPools(t *testing.T) {
 		t.Fatal(err)
 	}
 	call("get-user", map[string]any{"user_id": 1})
-	if got := poolsOpened.Load(); got != opened+1 {
+	if got := poolsOpenedCount("postgres"); got != opened+1 {
 		t.Fatalf("changed max_conns: %d pools opened, want 1", got-opened)
 	}
 }
@@ -128,4 +129,14 @@ func edgemcpBackends(t *testing.T) []int32 {
 		pids = append(pids, pid)
 	}
 	return pids
+}
+
+// poolsOpenedCount is edgemcp_connector_pools_opened_total summed over the
+// given connector types.
+func poolsOpenedCount(types ...string) int64 {
+	var n float64
+	for _, typ := range types {
+		n += testutil.ToFloat64(poolsOpened.WithLabelValues(typ))
+	}
+	return int64(n)
 }
