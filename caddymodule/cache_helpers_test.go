@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -146,7 +145,7 @@ func (p *cutProxy) cut() {
 // and returns the DSN that goes through it.
 func proxiedPostgres(t *testing.T) (string, *cutProxy) {
 	t.Helper()
-	u, err := url.Parse(postgresURL())
+	u, err := url.Parse(postgresURL(t))
 	if err != nil || u.Host == "" {
 		t.Fatalf("EDGEMCP_TEST_POSTGRES_URL must be a postgres:// URL for this test: %v", err)
 	}
@@ -157,14 +156,6 @@ func proxiedPostgres(t *testing.T) (string, *cutProxy) {
 	p := startProxy(t, target)
 	u.Host = fmt.Sprintf("127.0.0.1:%d", p.port())
 	return u.String(), p
-}
-
-// testRedisURL is the shared test Redis (docs/architecture.md, Tests).
-func testRedisURL() string {
-	if u := os.Getenv("EDGEMCP_TEST_REDIS_URL"); u != "" {
-		return u
-	}
-	return "redis://127.0.0.1:6379/0"
 }
 
 // redisClient connects to url or fails the test: a missing Redis is a

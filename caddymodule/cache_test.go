@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/edgemcp/edgemcp/internal/testservices"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -62,11 +63,11 @@ func itemName(t *testing.T, s *rawSession, tool string, id int) string {
 // default_ttl and cache off.
 func TestCacheTTLs(t *testing.T) {
 	cacheSchema(t)
-	tools := fmt.Sprintf(itemTool, "item-short", "cache 1s") +
+	tools := fmt.Sprintf(itemTool, "item-short", "cache 2s") +
 		fmt.Sprintf(itemTool, "item-long", "cache 1h") +
 		fmt.Sprintf(itemTool, "item-default", "") +
 		fmt.Sprintf(itemTool, "item-off", "cache off")
-	g := startGateway(t, cacheCaddyfile("SITE", postgresURL(), "cache {\n\t\t\tdefault_ttl 1h\n\t\t}", tools))
+	g := startGateway(t, cacheCaddyfile("SITE", postgresURL(t), "cache {\n\t\t\tdefault_ttl 1h\n\t\t}", tools))
 	s := g.rawSession(t, "2025-11-25")
 	all := []string{"item-short", "item-long", "item-default", "item-off"}
 	for _, tool := range all {
@@ -82,11 +83,13 @@ func TestCacheTTLs(t *testing.T) {
 			t.Errorf("right after the update, %s = %q, want %q", tool, got, want[tool])
 		}
 	}
-	time.Sleep(1100 * time.Millisecond)
+	// The short entry expires: wait for it (a slow machine takes longer,
+	// which must not matter), then the others still answer from the cache.
+	waitFor(t, "item-short to expire", func() bool { return itemName(t, s, "item-short", 1) == "B" })
 	want["item-short"] = "B"
 	for _, tool := range all {
 		if got := itemName(t, s, tool, 1); got != want[tool] {
-			t.Errorf("after 1.1s, %s = %q, want %q", tool, got, want[tool])
+			t.Errorf("after item-short expired, %s = %q, want %q", tool, got, want[tool])
 		}
 	}
 	// Other inputs are other entries.
@@ -100,7 +103,7 @@ func TestCacheTTLs(t *testing.T) {
 func TestCacheAcrossReloads(t *testing.T) {
 	cacheSchema(t)
 	cf := func(where string) string {
-		return cacheCaddyfile("SITE", postgresURL(), "", `
+		return cacheCaddyfile("SITE", postgresURL(t), "", `
 		tool item {
 			description "An item by id"
 			use main
@@ -125,7 +128,7 @@ func TestCacheAcrossReloads(t *testing.T) {
 // 100 concurrent misses on one key run the statement once.
 func TestCacheSingleFlight(t *testing.T) {
 	cacheSchema(t)
-	g := startGateway(t, cacheCaddyfile("SITE", postgresURL(), "", fmt.Sprintf(countedTool, "cache 1h")))
+	g := startGateway(t, cacheCaddyfile("SITE", postgresURL(t), "", fmt.Sprintf(countedTool, "cache 1h")))
 	s := g.rawSession(t, "2025-11-25")
 
 	const callers = 100
@@ -171,9 +174,13 @@ func TestCacheStaleIfError(t *testing.T) {
 		t.Fatalf("a fresh hit carries _meta %v", m)
 	}
 	proxy.cut()
-	time.Sleep(1100 * time.Millisecond)
-
-	r := s.call(t, "item", map[string]any{"id": 1})
+	// Fresh hits answer until the entry expires (1s); then the execution
+	// fails and the expired entry is served, with _meta saying so.
+	var r rpcResponse
+	waitFor(t, "the entry to expire", func() bool {
+		r = s.call(t, "item", map[string]any{"id": 1})
+		return cacheMeta(t, r) != nil
+	})
 	if rows := r.tool(t).rows(t); rows[0]["name"] != "A" {
 		t.Fatalf("stale rows %v", rows)
 	}
@@ -206,19 +213,19 @@ func TestCacheStaleIfError(t *testing.T) {
 // share hits through the real Redis.
 func TestCacheRedisSharedByTwoGateways(t *testing.T) {
 	cacheSchema(t)
-	rc := redisClient(t, testRedisURL())
+	rc := redisClient(t, testservices.RedisURL(t))
 	prefix := fmt.Sprintf("edgemcp-cache-test-%d:", time.Now().UnixNano())
 	t.Cleanup(func() { keysWithPrefix(t, rc, prefix, true) })
 	// Identical settings would share one in-process cache (cachePools);
 	// different sizes keep the two first levels apart, as on two nodes.
 	block := "cache {\n\t\t\tredis %s\n\t\t\tkey_prefix %s\n\t\t\tmax_size %s\n\t\t}"
-	blockA := fmt.Sprintf(block, testRedisURL(), prefix, "32MiB")
-	blockB := fmt.Sprintf(block, testRedisURL(), prefix, "16MiB")
+	blockA := fmt.Sprintf(block, testservices.RedisURL(t), prefix, "32MiB")
+	blockB := fmt.Sprintf(block, testservices.RedisURL(t), prefix, "16MiB")
 	tools := fmt.Sprintf(countedTool, "cache 1h")
 	portB := freePort(t)
 	siteB := fmt.Sprintf("http://:%d {\n\tbind 127.0.0.1\n", portB)
-	cf := cacheCaddyfile("SITE", postgresURL(), blockA, tools) + "\n" +
-		strings.Replace(cacheCaddyfile("SITEB", postgresURL(), blockB, tools), "SITEB {\n", siteB, 1)
+	cf := cacheCaddyfile("SITE", postgresURL(t), blockA, tools) + "\n" +
+		strings.Replace(cacheCaddyfile("SITEB", postgresURL(t), blockB, tools), "SITEB {\n", siteB, 1)
 	g := startGateway(t, cf)
 	gB := &gateway{t: t, port: portB, URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", portB)}
 
@@ -243,7 +250,7 @@ func TestCacheRedisDown(t *testing.T) {
 	cacheSchema(t)
 	url, kill := privateRedis(t)
 	block := fmt.Sprintf("cache {\n\t\t\tredis %s\n\t\t\tredis_timeout 200ms\n\t\t}", url)
-	cf := cacheCaddyfile("SITE", postgresURL(), block, fmt.Sprintf(countedTool, "cache 1h"))
+	cf := cacheCaddyfile("SITE", postgresURL(t), block, fmt.Sprintf(countedTool, "cache 1h"))
 	g := startGateway(t, cf)
 	s := g.rawSession(t, "2025-11-25")
 	s.call(t, "counted", map[string]any{"x": 1}).tool(t)
@@ -261,8 +268,9 @@ func TestCacheRedisDown(t *testing.T) {
 	if n := countedCalls(t); n != 3 {
 		t.Fatalf("%d executions, want 3 (x=1 from the first level)", n)
 	}
-	// Two statements of 0.3s ran; Redis being down must add at most a timeout.
-	if d := time.Since(start); d > 2*time.Second {
+	// Two statements of 0.3s ran; Redis being down must add at most a
+	// timeout (200ms), not hang each call: the bound is loose on purpose.
+	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("three calls with Redis down took %s", d)
 	}
 
@@ -285,7 +293,7 @@ func TestCacheRedisDown(t *testing.T) {
 func TestCacheIdentityScopedKeys(t *testing.T) {
 	cacheSchema(t)
 	h := &Handler{
-		Connectors: []ConnectorConfig{{Name: "main", Type: "postgres", DSN: postgresURL()}},
+		Connectors: []ConnectorConfig{{Name: "main", Type: "postgres", DSN: postgresURL(t)}},
 		Tools: []ToolConfig{
 			{Name: "mine", Description: "scoped", Use: "main", Cache: &ToolCacheConfig{TTL: caddy.Duration(time.Hour)},
 				Statement: "SELECT cache_e2e.counted({{ inputs.x }}) AS x, {{ inputs.x }}::text AS name", Inputs: []InputConfig{{Name: "x", Type: "int"}}},

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Database safety and resilience against real servers: the shared test
@@ -113,13 +114,13 @@ func terminateBackends(t testing.TB, app string) int {
 // busy"; a fourth, beyond max_waiting 1, fails at once.
 func TestDBSafetyConnectorBusy(t *testing.T) {
 	testDB(t)
-	dsn := withParams(t, postgresURL(), "application_name", appName(t))
+	dsn := withParams(t, postgresURL(t), "application_name", appName(t))
 	g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
 		connector db postgres %q {
 			max_conns 2
 			max_waiting 1
-			queue_timeout 1s
+			queue_timeout 2s
 		}
 		tool sleep {
 			description "Sleeps"
@@ -137,29 +138,35 @@ func TestDBSafetyConnectorBusy(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			slow[i] = s.callAsync(100+i, "sleep", map[string]any{"s": 4})
+			slow[i] = s.callAsync(100+i, "sleep", map[string]any{"s": 5})
 		}()
 	}
 	// Both connections busy: wait until the server runs both statements.
 	waitSleeping(t, dsnApp(t, dsn), 2)
 
-	waiter := make(chan callResult, 1)
-	go func() { waiter <- s.callAsync(200, "sleep", map[string]any{"s": 0}) }()
-	time.Sleep(200 * time.Millisecond) // the waiter is queued
-	beyond := s.callAsync(201, "sleep", map[string]any{"s": 0})
-	queued := <-waiter
-
-	if beyond.err != nil || beyond.code != -32000 || !strings.Contains(beyond.message, "connector busy") {
-		t.Errorf("call beyond max_waiting: %+v, want -32000 connector busy", beyond)
+	// Two more calls at once: one of them waits (max_waiting 1) and fails
+	// at queue_timeout, the other is beyond max_waiting and fails without
+	// waiting. Which is which is up to the scheduler, so they are told apart
+	// by time: only the waiter can take queue_timeout, and neither can get a
+	// slot (the slow calls hold both for 5s), so both must say busy.
+	more := make(chan callResult, 2)
+	for id := range 2 {
+		go func() { more <- s.callAsync(200+id, "sleep", map[string]any{"s": 0}) }()
 	}
-	if beyond.took > 700*time.Millisecond {
-		t.Errorf("call beyond max_waiting took %s; it must fail at once", beyond.took)
+	beyond, queued := <-more, <-more
+	if beyond.took > queued.took {
+		beyond, queued = queued, beyond
 	}
-	if queued.err != nil || queued.code != -32000 || !strings.Contains(queued.message, "connector busy") {
-		t.Errorf("queued call: %+v, want -32000 connector busy", queued)
+	for _, r := range []callResult{beyond, queued} {
+		if r.err != nil || r.code != -32000 || !strings.Contains(r.message, "connector busy") {
+			t.Errorf("call while the pool is busy: %+v, want -32000 connector busy", r)
+		}
 	}
-	if queued.took < 900*time.Millisecond || queued.took > 2500*time.Millisecond {
-		t.Errorf("queued call failed after %s, want about queue_timeout (1s)", queued.took)
+	if queued.took < 1900*time.Millisecond {
+		t.Errorf("the queued call failed after %s, before queue_timeout (2s)", queued.took)
+	}
+	if beyond.took >= 1900*time.Millisecond {
+		t.Errorf("both calls waited (%s and %s): the one beyond max_waiting must fail at once", beyond.took, queued.took)
 	}
 	wg.Wait()
 	for i, r := range slow {
@@ -174,12 +181,18 @@ func TestDBSafetyConnectorBusy(t *testing.T) {
 }
 
 // waitSleeping waits until n statements of application_name app run
-// pg_sleep on the server.
+// pg_sleep on the test server.
 func waitSleeping(t testing.TB, app string, n int) {
+	t.Helper()
+	waitSleepingOn(t, testDB(t), app, n)
+}
+
+// waitSleepingOn is waitSleeping on the server of db.
+func waitSleepingOn(t testing.TB, db *pgxpool.Pool, app string, n int) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		var running int
-		_ = testDB(t).QueryRow(context.Background(),
+		_ = db.QueryRow(context.Background(),
 			`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND state = 'active' AND query LIKE '%pg_sleep%'`, app).Scan(&running)
 		if running == n {
 			return
@@ -188,6 +201,17 @@ func waitSleeping(t testing.TB, app string, n int) {
 			t.Fatalf("%d slow statements running, want %d", running, n)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitCalls waits until ok reaches n (successful calls of a stream).
+func waitCalls(t testing.TB, ok *atomic.Int64, n int64) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ok.Load() < n; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls succeeded, want %d", ok.Load(), n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -209,7 +233,7 @@ func TestDBSafetySurvivesBackendKill(t *testing.T) {
 	for _, ro := range []bool{true, false} {
 		t.Run(fmt.Sprintf("read_only=%t", ro), func(t *testing.T) {
 			app := appName(t)
-			dsn := withParams(t, postgresURL(), "application_name", app)
+			dsn := withParams(t, postgresURL(t), "application_name", app)
 			readOnly := ""
 			if ro {
 				readOnly = "read_only"
@@ -265,10 +289,13 @@ func TestDBSafetySurvivesBackendKill(t *testing.T) {
 					}
 				}()
 			}
-			time.Sleep(500 * time.Millisecond)
+			// Let the stream run, kill its backends, and let it run on for as
+			// many calls again: counted in calls, not in time, so that a slow
+			// machine still sees calls before and after the kill.
+			waitCalls(t, &ok, 20)
 			n1 := terminateBackends(t, app)
 			killed.Store(true)
-			time.Sleep(500 * time.Millisecond)
+			waitCalls(t, &ok, ok.Load()+20)
 			stop.Store(true)
 			wg.Wait()
 			if n1 == 0 {
@@ -291,7 +318,8 @@ func TestDBSafetySurvivesBackendKill(t *testing.T) {
 				}
 			}
 
-			// A running statement whose backend is killed fails, once.
+			// A running statement whose backend is killed fails, once: a
+			// retry would run it again on a live backend and succeed.
 			slow := make(chan callResult, 1)
 			go func() { slow <- s.callAsync(2000, "sleep", map[string]any{"s": 3}) }()
 			waitSleeping(t, app, 1)
@@ -299,9 +327,6 @@ func TestDBSafetySurvivesBackendKill(t *testing.T) {
 			r := <-slow
 			if r.err != nil || r.code != -32000 || !strings.Contains(r.message, "database unavailable") {
 				t.Errorf("running statement whose backend was killed: %+v, want -32000 database unavailable", r)
-			}
-			if r.took > 2500*time.Millisecond {
-				t.Errorf("killed statement answered after %s: it was retried", r.took)
 			}
 			if r := s.callAsync(3000, "echo", map[string]any{"n": 1}); r.err != nil || r.code != 0 {
 				t.Errorf("call after the kill: %+v", r)
@@ -360,6 +385,17 @@ func startPrivatePostgres(t *testing.T, port int) *privatePostgres {
 		t.Fatalf("pg_ctl start: %v\n%s", err, log)
 	}
 	return p
+}
+
+// pool connects to the server as an observer (its own application_name).
+func (p *privatePostgres) pool(t *testing.T, port int) *pgxpool.Pool {
+	t.Helper()
+	db, err := pgxpool.New(context.Background(), fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&application_name=edgemcp_observer", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
 }
 
 // restart stops the server (ending every session) and starts it again
@@ -430,11 +466,10 @@ func TestDBSafetyUnavailableAtStartup(t *testing.T) {
 	g = startGateway(t, fmt.Sprintf(cfg, "max_conns 2"))
 	s := g.rawSession(t, "2025-06-18")
 	r := s.callAsync(1, "one", map[string]any{})
+	// "connector unavailable" comes from the connector's guard, which
+	// answers for a database known to be down without dialing it.
 	if r.err != nil || r.code != -32000 || !strings.Contains(r.message, "connector unavailable") {
 		t.Fatalf("database down at startup: %+v, want -32000 connector unavailable", r)
-	}
-	if r.took > 500*time.Millisecond {
-		t.Errorf("unavailable connector took %s to answer; it must fail fast", r.took)
 	}
 
 	pg := startPrivatePostgres(t, port)
@@ -461,7 +496,7 @@ func TestDBSafetyUnavailableAtStartup(t *testing.T) {
 	}
 	inFlight := make(chan callResult, 1)
 	go func() { inFlight <- s.callAsync(600, "sleep", map[string]any{}) }()
-	time.Sleep(300 * time.Millisecond)
+	waitSleepingOn(t, pg.pool(t, port), "edgemcp_dbsafety", 1)
 	pg.restart(t)
 	if r := <-inFlight; r.err != nil || r.code != -32000 {
 		t.Errorf("statement running during the restart: %+v, want -32000", r)

@@ -10,13 +10,13 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/edgemcp/edgemcp/internal/testmysql"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // mysqlCaddyfile declares a read-only and a writable MySQL connector on
 // the test server and tools over table tbl.
 func mysqlCaddyfile(t *testing.T, tbl string) string {
-	dsn := testmysql.DSN(t)
+	dsn := testservices.MySQLDSN(t)
 	return fmt.Sprintf(`SITE {
 	mcp /mcp {
 		connector shop mysql %[1]q {
@@ -64,19 +64,19 @@ func mysqlCaddyfile(t *testing.T, tbl string) string {
 
 func mysqlItems(t *testing.T) (tbl, canary string) {
 	t.Helper()
-	tbl = testmysql.Table(t, "e2e")
-	canary = testmysql.Table(t, "canary")
-	testmysql.Exec(t, "CREATE TABLE "+tbl+` (id INT PRIMARY KEY, name VARCHAR(255) NOT NULL,
+	tbl = testservices.MySQLTable(t, "e2e")
+	canary = testservices.MySQLTable(t, "canary")
+	testservices.MySQLExec(t, "CREATE TABLE "+tbl+` (id INT PRIMARY KEY, name VARCHAR(255) NOT NULL,
 		price DECIMAL(10,2), added DATETIME, tags JSON, photo BLOB)`)
-	testmysql.Exec(t, "CREATE TABLE "+canary+" (x INT)")
+	testservices.MySQLExec(t, "CREATE TABLE "+canary+" (x INT)")
 	// A write the load-time checks cannot see (it is inside a function):
 	// the server's READ ONLY transaction is the guard that refuses it.
-	testmysql.Exec(t, "CREATE FUNCTION "+tbl+"_w(i INT, n VARCHAR(255)) RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO "+tbl+" (id, name) VALUES (i, n); RETURN 1; END")
-	t.Cleanup(func() { testmysql.Exec(t, "DROP FUNCTION IF EXISTS "+tbl+"_w") })
+	testservices.MySQLExec(t, "CREATE FUNCTION "+tbl+"_w(i INT, n VARCHAR(255)) RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO "+tbl+" (id, name) VALUES (i, n); RETURN 1; END")
+	t.Cleanup(func() { testservices.MySQLExec(t, "DROP FUNCTION IF EXISTS "+tbl+"_w") })
 	for i, n := range injectionRows {
-		testmysql.Exec(t, "INSERT INTO "+tbl+" (id, name) VALUES (?, ?)", i+1, n)
+		testservices.MySQLExec(t, "INSERT INTO "+tbl+" (id, name) VALUES (?, ?)", i+1, n)
 	}
-	testmysql.Exec(t, "UPDATE "+tbl+` SET price = 12.50, added = '2024-01-02 03:04:05', tags = '["a"]', photo = x'CAFE' WHERE id = 1`)
+	testservices.MySQLExec(t, "UPDATE "+tbl+` SET price = 12.50, added = '2024-01-02 03:04:05', tags = '["a"]', photo = x'CAFE' WHERE id = 1`)
 	return tbl, canary
 }
 
@@ -124,7 +124,7 @@ func TestEndToEndMySQL(t *testing.T) {
 	}
 	var n int
 	var names string
-	if err := testmysql.DB(t).QueryRow("SELECT COUNT(*), GROUP_CONCAT(name ORDER BY id SEPARATOR '|') FROM "+tbl).Scan(&n, &names); err != nil {
+	if err := testservices.MySQLDB(t).QueryRow("SELECT COUNT(*), GROUP_CONCAT(name ORDER BY id SEPARATOR '|') FROM "+tbl).Scan(&n, &names); err != nil {
 		t.Fatal(err)
 	}
 	if n != len(injectionRows) || names != strings.Join(injectionRows, "|") {
@@ -160,10 +160,10 @@ func TestInjectionCorpusMySQL(t *testing.T) {
 		}
 	}
 	var n int
-	if err := testmysql.DB(t).QueryRow("SELECT COUNT(*) FROM " + tbl).Scan(&n); err != nil || n != len(injectionRows) {
+	if err := testservices.MySQLDB(t).QueryRow("SELECT COUNT(*) FROM " + tbl).Scan(&n); err != nil || n != len(injectionRows) {
 		t.Fatalf("items after the corpus: %d rows, %v", n, err)
 	}
-	if err := testmysql.DB(t).QueryRow("SELECT COUNT(*) FROM " + canary).Scan(&n); err != nil {
+	if err := testservices.MySQLDB(t).QueryRow("SELECT COUNT(*) FROM " + canary).Scan(&n); err != nil {
 		t.Fatalf("canary table: %v", err)
 	}
 }
@@ -212,7 +212,7 @@ func TestEndToEndMySQLClientGoneKillsStatement(t *testing.T) {
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		var n int
-		if err := testmysql.DB(t).QueryRow(
+		if err := testservices.MySQLDB(t).QueryRow(
 			"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE CONCAT('%', ?, '%') AND INFO NOT LIKE '%PROCESSLIST%'", marker).Scan(&n); err != nil {
 			t.Fatal(err)
 		}

@@ -11,8 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/edgemcp/edgemcp/internal/testmysql"
-	"github.com/edgemcp/edgemcp/internal/testredis"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 func redisCaddyfile(url, p string, extra string) string {
@@ -62,9 +61,9 @@ func redisCaddyfile(url, p string, extra string) string {
 // mcp-go's client; values with spaces, quotes, newlines and RESP framing
 // stay one argument; a write on the read-only connector fails the load.
 func TestEndToEndRedis(t *testing.T) {
-	url := testredis.URL(t)
-	p := testredis.Prefix(t)
-	rc := testredis.Client(t)
+	url := testservices.RedisURL(t)
+	p := testservices.RedisPrefix(t)
+	rc := testservices.RedisClient(t)
 	ctx := context.Background()
 	rc.HSet(ctx, p+"user:1", "name", "Ada", "lang", "en")
 	rc.ZAdd(ctx, p+"board:main", redisZ(1.5, "x")...)
@@ -143,9 +142,9 @@ func TestEndToEndRedis(t *testing.T) {
 // TestEndToEndRedisErrors: a server error reply and a missing optional
 // input are -32000 stage failures.
 func TestEndToEndRedisErrors(t *testing.T) {
-	url := testredis.URL(t)
-	p := testredis.Prefix(t)
-	testredis.Client(t).Set(context.Background(), p+"user:2", "not a hash", 0)
+	url := testservices.RedisURL(t)
+	p := testservices.RedisPrefix(t)
+	testservices.RedisClient(t).Set(context.Background(), p+"user:2", "not a hash", 0)
 	g := startGateway(t, redisCaddyfile(url, p, `		tool opt {
 			description "Optional input"
 			use kv
@@ -177,11 +176,11 @@ func redisZ(score float64, member string) []goredis.Z {
 // connector keeps its pool across a reload (the usage pool path of
 // command connectors included); a changed one gets a new pool.
 func TestReloadSharesCommandAndMySQLPools(t *testing.T) {
-	url := testredis.URL(t)
-	p := testredis.Prefix(t)
+	url := testservices.RedisURL(t)
+	p := testservices.RedisPrefix(t)
 	tbl, _ := mysqlItems(t)
 	cfg := strings.Replace(redisCaddyfile(url, p, ""), "SITE {\n\tmcp /mcp {", "SITE {\n\tmcp /mcp {\n"+
-		fmt.Sprintf("\t\tconnector shop mysql %q\n\t\ttool item-name {\n\t\t\tdescription \"An item's name\"\n\t\t\tuse shop\n\t\t\tstatement \"SELECT name FROM %s WHERE id = {{ inputs.id }}\"\n\t\t\tinput id int required\n\t\t}", testmysql.DSN(t), tbl), 1)
+		fmt.Sprintf("\t\tconnector shop mysql %q\n\t\ttool item-name {\n\t\t\tdescription \"An item's name\"\n\t\t\tuse shop\n\t\t\tstatement \"SELECT name FROM %s WHERE id = {{ inputs.id }}\"\n\t\t\tinput id int required\n\t\t}", testservices.MySQLDSN(t), tbl), 1)
 	g := startGateway(t, cfg)
 	s := g.rawSession(t, "2025-11-25")
 	check := func() {

@@ -89,7 +89,7 @@ func e2eCaddyfile(t testing.TB, extra string) string {
 			input id int required
 		}
 	}
-}`, extra, postgresURL(), lite, seed)
+}`, extra, postgresURL(t), lite, seed)
 }
 
 func TestEndToEndMCPGoClient(t *testing.T) {
@@ -402,7 +402,7 @@ func TestEndToEndMaxRows(t *testing.T) {
 			input n int required
 		}
 	}
-}`, filepath.Join(t.TempDir(), "demo.db"), seed, postgresURL()))
+}`, filepath.Join(t.TempDir(), "demo.db"), seed, postgresURL(t)))
 	s := g.rawSession(t, "2025-11-25")
 	for _, tool := range []string{"customers", "series"} {
 		if rows := s.call(t, tool, map[string]any{"n": 3}).tool(t).rows(t); len(rows) != 3 {

@@ -22,19 +22,20 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // The end-to-end tests run the real Caddy in-process: a Caddyfile is
 // adapted with Caddy's own adapter and loaded with caddy.Load, exactly what
 // `caddy run` and the admin API's /load do; a second Load is a reload.
 
-// postgresURL is the test database (docs/architecture.md, Tests): the environment's, else the
-// service on this machine's standard port.
-func postgresURL() string {
-	if u := os.Getenv("EDGEMCP_TEST_POSTGRES_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+// postgresURL is the test database (docs/architecture.md, Tests): this
+// test binary's own database on the server the environment names, else on
+// this machine's standard port.
+func postgresURL(t testing.TB) string {
+	t.Helper()
+	return testservices.PostgresURL(t)
 }
 
 // testDB connects to the test Postgres or fails the test with the reason:
@@ -43,12 +44,12 @@ func testDB(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	pool, err := pgxpool.New(ctx, postgresURL())
+	pool, err := pgxpool.New(ctx, postgresURL(t))
 	if err == nil {
 		err = pool.Ping(ctx)
 	}
 	if err != nil {
-		t.Fatalf("the test Postgres at EDGEMCP_TEST_POSTGRES_URL (default 127.0.0.1:5432/test) does not answer: %v\n"+
+		t.Fatalf("the test database does not answer: %v\n"+
 			"run the tests with scripts/test.sh, which starts a private server when none runs", err)
 	}
 	t.Cleanup(pool.Close)
@@ -296,5 +297,17 @@ func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond until it holds, for at most 30 seconds: tests wait
+// for an event, never for a fixed time that a busy machine may exceed.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -92,7 +92,7 @@ func TestInjectionCorpus(t *testing.T) {
 			input name string required
 		}
 	}
-}`, postgresURL(), lite, seed))
+}`, postgresURL(t), lite, seed))
 	s := g.rawSession(t, "2025-11-25")
 
 	for i, payload := range injectionCorpus {

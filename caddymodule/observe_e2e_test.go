@@ -34,7 +34,7 @@ func obsSchema(t testing.TB) {
 // environment's URL has a password of its own, that one is the secret.
 func obsDSN(t testing.TB) (dsn, password string) {
 	t.Helper()
-	u, err := url.Parse(postgresURL())
+	u, err := url.Parse(postgresURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,7 @@ func TestScriptsEndToEnd(t *testing.T) {
 			statement "SELECT 1 AS one"
 		}
 	}
-}`, dir, postgresURL(), strings.Join(cols, ", "))
+}`, dir, postgresURL(t), strings.Join(cols, ", "))
 	g := startGateway(t, caddyfile)
 	s := g.rawSession(t, "2025-06-18")
 

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/edgemcp/edgemcp/internal/testmysql"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // BenchmarkQuery: a point lookup by random primary key on a 10k-row table,
@@ -15,19 +15,19 @@ import (
 //	go test ./connectors/mysql -run '^$' -bench BenchmarkQuery -benchtime=2s
 func BenchmarkQuery(b *testing.B) {
 	const n = 10_000
-	tbl := testmysql.Table(b, "bench")
-	testmysql.Exec(b, `CREATE TABLE `+tbl+` (id BIGINT PRIMARY KEY, name VARCHAR(50) NOT NULL,
+	tbl := testservices.MySQLTable(b, "bench")
+	testservices.MySQLExec(b, `CREATE TABLE `+tbl+` (id BIGINT PRIMARY KEY, name VARCHAR(50) NOT NULL,
 		email VARCHAR(80) NOT NULL, score DECIMAL(10,2), created DATETIME(6) NOT NULL)`)
 	// 10^4 ids from four digit tables (recursive CTEs are capped at 1000
 	// iterations by default on MariaDB).
 	digits := "(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
-	testmysql.Exec(b, `INSERT INTO `+tbl+` SELECT i, CONCAT('user ', i), CONCAT('user', i, '@example.com'), i / 7, NOW(6) - INTERVAL i MINUTE
+	testservices.MySQLExec(b, `INSERT INTO `+tbl+` SELECT i, CONCAT('user ', i), CONCAT('user', i, '@example.com'), i / 7, NOW(6) - INTERVAL i MINUTE
 		FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 1 AS i FROM `+digits+` a, `+digits+` b, `+digits+` c, `+digits+` e) s`)
 	q := "SELECT id, name, email, score, created FROM " + tbl + " WHERE id = ?"
 	// Baseline: database/sql on go-sql-driver alone, which prepares,
 	// executes and closes the statement on every call.
 	b.Run("driver_only", func(b *testing.B) {
-		db := testmysql.DB(b)
+		db := testservices.MySQLDB(b)
 		ctx := context.Background()
 		var id int64
 		var name, email, score, created string

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/edgemcp/edgemcp/connectors/internal/conntest"
-	"github.com/edgemcp/edgemcp/internal/testmysql"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // running counts statements on the server whose text contains marker
@@ -15,7 +15,7 @@ import (
 func running(t *testing.T, marker string) int {
 	t.Helper()
 	var n int
-	err := testmysql.DB(t).QueryRow(
+	err := testservices.MySQLDB(t).QueryRow(
 		"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE CONCAT('%', ?, '%') AND INFO NOT LIKE '%PROCESSLIST%'",
 		marker).Scan(&n)
 	if err != nil {
@@ -41,7 +41,7 @@ func TestStatementTimeout(t *testing.T) {
 		name := map[bool]string{false: "read-write", true: "read-only"}[ro]
 		t.Run(name, func(t *testing.T) {
 			c := open(t, Config{StatementTimeout: 300 * time.Millisecond, ReadOnly: ro, MaxConns: 2})
-			marker := testmysql.Table(t, "timeout")
+			marker := testservices.MySQLTable(t, "timeout")
 			start := time.Now()
 			_, err := c.Query(ctxTimeout(t, 20*time.Second), "SELECT SLEEP(?) AS `"+marker+"`", []any{int64(10)})
 			pe := conntest.PublicErr(t, err)
@@ -61,8 +61,8 @@ func TestStatementTimeout(t *testing.T) {
 // TestStatementTimeoutOnWrite: MySQL's max_execution_time only covers
 // SELECT; a slow write is stopped by the client deadline and KILL QUERY.
 func TestStatementTimeoutOnWrite(t *testing.T) {
-	tbl := testmysql.Table(t, "slowwrite")
-	testmysql.Exec(t, "CREATE TABLE "+tbl+" (x INT)")
+	tbl := testservices.MySQLTable(t, "slowwrite")
+	testservices.MySQLExec(t, "CREATE TABLE "+tbl+" (x INT)")
 	c := open(t, Config{StatementTimeout: 300 * time.Millisecond})
 	start := time.Now()
 	_, err := c.Query(ctxTimeout(t, 20*time.Second), "INSERT INTO "+tbl+" SELECT SLEEP(?)", []any{int64(10)})
@@ -85,7 +85,7 @@ func TestCancelKillsStatement(t *testing.T) {
 		name := map[bool]string{false: "read-write", true: "read-only"}[ro]
 		t.Run(name, func(t *testing.T) {
 			c := open(t, Config{ReadOnly: ro, MaxConns: 1})
-			marker := testmysql.Table(t, "cancel")
+			marker := testservices.MySQLTable(t, "cancel")
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/edgemcp/edgemcp/connectors/internal/conntest"
-	"github.com/edgemcp/edgemcp/internal/testmysql"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 func TestParseDSN(t *testing.T) {
@@ -63,7 +63,7 @@ func TestDSNRefusals(t *testing.T) {
 
 // TestURLForm connects with the mysql:// form built from the test DSN.
 func TestURLForm(t *testing.T) {
-	cfg, err := parseDSN(testmysql.DSN(t))
+	cfg, err := parseDSN(testservices.MySQLDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestURLForm(t *testing.T) {
 // TestUnavailable: a wrong password or a closed port is "database
 // unavailable", with neither the password, user nor host in the message.
 func TestUnavailable(t *testing.T) {
-	cfg, err := parseDSN(testmysql.DSN(t))
+	cfg, err := parseDSN(testservices.MySQLDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestUnavailable(t *testing.T) {
 func TestSQLModeRefused(t *testing.T) {
 	for _, mode := range []string{"NO_BACKSLASH_ESCAPES", "ANSI"} {
 		t.Run(mode, func(t *testing.T) {
-			dsn := testmysql.DSN(t)
+			dsn := testservices.MySQLDSN(t)
 			sep := "?"
 			if strings.Contains(dsn, "?") {
 				sep = "&"

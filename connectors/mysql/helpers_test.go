@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgemcp/edgemcp/internal/testmysql"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // open opens a connector on the test server, closed when the test ends.
 func open(t testing.TB, cfg Config) *Connector {
 	t.Helper()
 	if cfg.DSN == "" {
-		cfg.DSN = testmysql.DSN(t)
+		cfg.DSN = testservices.MySQLDSN(t)
 	}
 	c, err := Open(context.Background(), cfg)
 	if err != nil {

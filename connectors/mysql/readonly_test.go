@@ -6,15 +6,15 @@ import (
 	"time"
 
 	"github.com/edgemcp/edgemcp/connectors/internal/conntest"
-	"github.com/edgemcp/edgemcp/internal/testmysql"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // TestReadOnlyRefusesWrites: the server refuses every kind of write inside
 // START TRANSACTION READ ONLY, and the data is unchanged.
 func TestReadOnlyRefusesWrites(t *testing.T) {
-	tbl := testmysql.Table(t, "ro")
-	testmysql.Exec(t, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY, name VARCHAR(20))")
-	testmysql.Exec(t, "INSERT INTO "+tbl+" VALUES (1, 'kept')")
+	tbl := testservices.MySQLTable(t, "ro")
+	testservices.MySQLExec(t, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY, name VARCHAR(20))")
+	testservices.MySQLExec(t, "INSERT INTO "+tbl+" VALUES (1, 'kept')")
 	c := open(t, Config{ReadOnly: true, MaxConns: 2})
 
 	for _, tc := range []struct {
@@ -52,8 +52,8 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 // TestReadWriteConnector: without read_only, writes go through (so the
 // refusals above are the read_only setting's doing).
 func TestReadWriteConnector(t *testing.T) {
-	tbl := testmysql.Table(t, "rw")
-	testmysql.Exec(t, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY)")
+	tbl := testservices.MySQLTable(t, "rw")
+	testservices.MySQLExec(t, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY)")
 	c := open(t, Config{})
 	conntest.Query(t, c, "INSERT INTO "+tbl+" VALUES (?)", int64(7))
 	conntest.SameValue(t, "inserted", conntest.Scalar(t, c, "SELECT COUNT(*) FROM "+tbl), int64(1))
@@ -82,7 +82,7 @@ func TestMaxRowsDoesNotDrain(t *testing.T) {
 	for _, ro := range []bool{false, true} {
 		t.Run(map[bool]string{false: "read-write", true: "read-only"}[ro], func(t *testing.T) {
 			c := open(t, Config{MaxRows: 10, ReadOnly: ro, MaxConns: 1})
-			marker := testmysql.Table(t, "drain")
+			marker := testservices.MySQLTable(t, "drain")
 			q := "SELECT a.d AS `" + marker + "` FROM " + d + " a, " + d + " b, " + d + " c, " + d + " e, " + d + " f, " + d + " g, " + d + " h, " + d + " i WHERE a.d >= ?"
 			start := time.Now()
 			_, err := c.Query(ctxTimeout(t, 60*time.Second), q, []any{int64(0)})

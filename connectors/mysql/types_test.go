@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/edgemcp/edgemcp/connectors/internal/conntest"
-	"github.com/edgemcp/edgemcp/internal/testmysql"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // TestTypes reads one row of every column type through both protocols the
@@ -14,8 +14,8 @@ import (
 // prepared statement with arguments). Both must normalize alike.
 func TestTypes(t *testing.T) {
 	c := open(t, Config{})
-	tbl := testmysql.Table(t, "types")
-	testmysql.Exec(t, `CREATE TABLE `+tbl+` (
+	tbl := testservices.MySQLTable(t, "types")
+	testservices.MySQLExec(t, `CREATE TABLE `+tbl+` (
 		id INT PRIMARY KEY,
 		ti TINYINT, si SMALLINT, mi MEDIUMINT, i INT, bi BIGINT, bis BIGINT,
 		ubi BIGINT UNSIGNED, ui INT UNSIGNED,

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/edgemcp/edgemcp/connectors/internal/testpg"
 	"github.com/edgemcp/edgemcp/connectors/postgres"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // BenchmarkQuery: a point lookup by random primary key on a 10k-row table,
@@ -16,16 +16,16 @@ import (
 //	go test ./connectors/postgres -run '^$' -bench BenchmarkQuery -benchtime=2s
 func BenchmarkQuery(b *testing.B) {
 	const n = 10_000
-	admin := testpg.Conn(b)
-	s := testpg.Schema(b, admin)
+	admin := testservices.PostgresConn(b)
+	s := testservices.PostgresSchema(b, admin)
 	table := s + ".users"
-	testpg.Exec(b, admin, `CREATE TABLE `+table+` (
+	testservices.PostgresExec(b, admin, `CREATE TABLE `+table+` (
 		id int8 PRIMARY KEY, name text NOT NULL, email text NOT NULL,
 		score numeric(10,2), created timestamptz NOT NULL)`)
-	testpg.Exec(b, admin, `INSERT INTO `+table+`
+	testservices.PostgresExec(b, admin, `INSERT INTO `+table+`
 		SELECT i, 'user ' || i, 'user' || i || '@example.com', i / 7.0, now() - i * interval '1 minute'
 		FROM generate_series(1, $1::int8) i`, n)
-	testpg.Exec(b, admin, "ANALYZE "+table)
+	testservices.PostgresExec(b, admin, "ANALYZE "+table)
 	sql := "SELECT id, name, email, score, created FROM " + table + " WHERE id = $1"
 
 	for _, bc := range []struct {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgemcp/edgemcp/connectors/internal/testpg"
 	"github.com/edgemcp/edgemcp/connectors/postgres"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -49,7 +49,7 @@ func TestContextDeadline(t *testing.T) {
 func TestCancelStopsBackend(t *testing.T) {
 	// A pool, not a single connection: the watcher goroutine and the test
 	// both poll.
-	admin, err := pgxpool.New(context.Background(), testpg.URL(t))
+	admin, err := pgxpool.New(context.Background(), testservices.PostgresURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestCancelStopsBackend(t *testing.T) {
 	for _, readOnly := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ro=%v", readOnly), func(t *testing.T) {
 			c := open(t, postgres.Config{ReadOnly: readOnly, MaxConns: 1})
-			marker := testpg.Name("cancel_marker")
+			marker := testservices.Name("cancel_marker")
 			sql := "SELECT pg_sleep(10) /* " + marker + " */"
 
 			ctx, cancel := context.WithCancel(context.Background())

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgemcp/edgemcp/connectors/internal/testpg"
 	"github.com/edgemcp/edgemcp/connectors/postgres"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -20,8 +20,8 @@ const secret = "Sup3r-Secret-Pw"
 func TestConnectionErrorsHideSecrets(t *testing.T) {
 	// The real server, a database that does not exist: the FATAL message
 	// names the database and the user.
-	missingDB := testpg.Name("no_such_db")
-	missingDSN := testpg.URLWith(t, "dbname", missingDB, "password", secret)
+	missingDB := testservices.Name("no_such_db")
+	missingDSN := testservices.PostgresURLWith(t, "dbname", missingDB, "password", secret)
 	cfg, err := pgconn.ParseConfig(missingDSN)
 	if err != nil {
 		t.Fatal(err)
@@ -89,10 +89,10 @@ func assertHidden(t *testing.T, public string, hidden []string) {
 // TestStatementErrors: server errors reach the caller as message and
 // SQLSTATE, without the Detail (which can quote row values).
 func TestStatementErrors(t *testing.T) {
-	admin := testpg.Conn(t)
-	s := testpg.Schema(t, admin)
-	testpg.Exec(t, admin, "CREATE TABLE "+s+".u (email text PRIMARY KEY)")
-	testpg.Exec(t, admin, "INSERT INTO "+s+".u VALUES ('private@example.com')")
+	admin := testservices.PostgresConn(t)
+	s := testservices.PostgresSchema(t, admin)
+	testservices.PostgresExec(t, admin, "CREATE TABLE "+s+".u (email text PRIMARY KEY)")
+	testservices.PostgresExec(t, admin, "INSERT INTO "+s+".u VALUES ('private@example.com')")
 
 	c := open(t, postgres.Config{})
 	cases := []struct {
@@ -121,7 +121,7 @@ func TestStatementErrors(t *testing.T) {
 // could close the READ ONLY transaction, so the combination is refused.
 func TestReadOnlyRejectsSimpleProtocol(t *testing.T) {
 	_, err := postgres.Open(context.Background(), postgres.Config{
-		DSN:      testpg.URLWith(t, "default_query_exec_mode", "simple_protocol"),
+		DSN:      testservices.PostgresURLWith(t, "default_query_exec_mode", "simple_protocol"),
 		ReadOnly: true,
 	})
 	publicErr(t, err)

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgemcp/edgemcp/connectors/internal/testpg"
 	"github.com/edgemcp/edgemcp/connectors/postgres"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // A server that accepts connections but never answers (hung, or a
@@ -49,7 +49,7 @@ func TestConnectTimeoutOnSilentServer(t *testing.T) {
 
 // Ping and MaxConns, which connector guards use, on the real database.
 func TestPingAndMaxConns(t *testing.T) {
-	c := open(t, postgres.Config{DSN: testpg.URL(t), MaxConns: 3})
+	c := open(t, postgres.Config{DSN: testservices.PostgresURL(t), MaxConns: 3})
 	if err := c.Ping(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/edgemcp/edgemcp/connectors/internal/conntest"
-	"github.com/edgemcp/edgemcp/connectors/internal/testpg"
 	"github.com/edgemcp/edgemcp/connectors/postgres"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -14,7 +14,7 @@ import (
 func open(t testing.TB, cfg postgres.Config) *postgres.Connector {
 	t.Helper()
 	if cfg.DSN == "" {
-		cfg.DSN = testpg.URL(t)
+		cfg.DSN = testservices.PostgresURL(t)
 	}
 	c, err := postgres.Open(context.Background(), cfg)
 	if err != nil {

@@ -8,16 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgemcp/edgemcp/connectors/internal/testpg"
 	"github.com/edgemcp/edgemcp/connectors/postgres"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // TestPoolMaxConns: with max_conns 2, eight concurrent slow statements never
 // hold more than two server sessions, as counted by the server itself.
 func TestPoolMaxConns(t *testing.T) {
-	app := testpg.Name("edgemcp_pool")
-	c := open(t, postgres.Config{DSN: testpg.URLWith(t, "application_name", app), MaxConns: 2})
-	admin := testpg.Conn(t)
+	app := testservices.Name("edgemcp_pool")
+	c := open(t, postgres.Config{DSN: testservices.PostgresURLWith(t, "application_name", app), MaxConns: 2})
+	admin := testservices.PostgresConn(t)
 
 	const workers, sleep = 8, 150 * time.Millisecond
 	var wg sync.WaitGroup
@@ -80,17 +80,17 @@ func TestApplicationName(t *testing.T) {
 // TestStalePlanRetried: a cached statement whose result type changed
 // (ALTER TABLE under a running gateway) is re-prepared transparently.
 func TestStalePlanRetried(t *testing.T) {
-	admin := testpg.Conn(t)
-	s := testpg.Schema(t, admin)
+	admin := testservices.PostgresConn(t)
+	s := testservices.PostgresSchema(t, admin)
 	for _, readOnly := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ro=%v", readOnly), func(t *testing.T) {
-			table := testpg.Name(s + ".t")
-			testpg.Exec(t, admin, "CREATE TABLE "+table+" (a int)")
-			testpg.Exec(t, admin, "INSERT INTO "+table+" VALUES (1)")
+			table := testservices.Name(s + ".t")
+			testservices.PostgresExec(t, admin, "CREATE TABLE "+table+" (a int)")
+			testservices.PostgresExec(t, admin, "INSERT INTO "+table+" VALUES (1)")
 			c := open(t, postgres.Config{ReadOnly: readOnly, MaxConns: 1})
 			sql := "SELECT * FROM " + table
 			sameValue(t, "before", query(t, c, sql).Columns, []string{"a"})
-			testpg.Exec(t, admin, "ALTER TABLE "+table+" ADD COLUMN b text DEFAULT 'x'")
+			testservices.PostgresExec(t, admin, "ALTER TABLE "+table+" ADD COLUMN b text DEFAULT 'x'")
 			rows := query(t, c, sql)
 			sameValue(t, "after", rows.Columns, []string{"a", "b"})
 			sameValue(t, "after", rows.Values, [][]any{{int64(1), "x"}})

@@ -6,19 +6,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgemcp/edgemcp/connectors/internal/testpg"
 	"github.com/edgemcp/edgemcp/connectors/postgres"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // TestReadOnlyRefusesWrites: PostgreSQL itself refuses the write, whatever
 // shape it takes, and the data is unchanged.
 func TestReadOnlyRefusesWrites(t *testing.T) {
-	admin := testpg.Conn(t)
-	s := testpg.Schema(t, admin)
+	admin := testservices.PostgresConn(t)
+	s := testservices.PostgresSchema(t, admin)
 	table := s + ".items"
-	testpg.Exec(t, admin, "CREATE TABLE "+table+" (id int PRIMARY KEY, name text)")
-	testpg.Exec(t, admin, "CREATE SEQUENCE "+s+".seq")
-	testpg.Exec(t, admin, "INSERT INTO "+table+" VALUES (1, 'a'), (2, 'b')")
+	testservices.PostgresExec(t, admin, "CREATE TABLE "+table+" (id int PRIMARY KEY, name text)")
+	testservices.PostgresExec(t, admin, "CREATE SEQUENCE "+s+".seq")
+	testservices.PostgresExec(t, admin, "INSERT INTO "+table+" VALUES (1, 'a'), (2, 'b')")
 
 	// One connection only: every statement below reuses it, so this also
 	// checks that a refused write leaves it clean for the next one.
@@ -71,9 +71,9 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 // parse, a cancellation) the single pooled connection is reused, idle and
 // outside any transaction.
 func TestReadOnlyFailuresLeaveConnectionClean(t *testing.T) {
-	app := testpg.Name("edgemcp_ro")
-	c := open(t, postgres.Config{DSN: testpg.URLWith(t, "application_name", app), ReadOnly: true, MaxConns: 1})
-	admin := testpg.Conn(t)
+	app := testservices.Name("edgemcp_ro")
+	c := open(t, postgres.Config{DSN: testservices.PostgresURLWith(t, "application_name", app), ReadOnly: true, MaxConns: 1})
+	admin := testservices.PostgresConn(t)
 
 	failures := []struct {
 		name    string
@@ -115,10 +115,10 @@ func TestReadOnlyFailuresLeaveConnectionClean(t *testing.T) {
 // TestReadWriteWrites is the control: without read_only the same writes
 // succeed, and RETURNING rows come back.
 func TestReadWriteWrites(t *testing.T) {
-	admin := testpg.Conn(t)
-	s := testpg.Schema(t, admin)
+	admin := testservices.PostgresConn(t)
+	s := testservices.PostgresSchema(t, admin)
 	table := s + ".items"
-	testpg.Exec(t, admin, "CREATE TABLE "+table+" (id int PRIMARY KEY, name text)")
+	testservices.PostgresExec(t, admin, "CREATE TABLE "+table+" (id int PRIMARY KEY, name text)")
 
 	c := open(t, postgres.Config{})
 	rows := query(t, c, "INSERT INTO "+table+" VALUES ($1, $2) RETURNING id, name", int64(1), "a")

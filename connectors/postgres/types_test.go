@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/edgemcp/edgemcp/connectors/internal/testpg"
 	"github.com/edgemcp/edgemcp/connectors/postgres"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 type raw = json.RawMessage
@@ -149,19 +149,19 @@ func TestTypes(t *testing.T) {
 // TestTypesFromTable reads real columns of every type, a row of values and
 // a row of NULLs, through both execution paths.
 func TestTypesFromTable(t *testing.T) {
-	admin := testpg.Conn(t)
-	s := testpg.Schema(t, admin)
+	admin := testservices.PostgresConn(t)
+	s := testservices.PostgresSchema(t, admin)
 	table := s + ".all_types"
-	testpg.Exec(t, admin, `CREATE TABLE `+table+` (
+	testservices.PostgresExec(t, admin, `CREATE TABLE `+table+` (
 		id int8 PRIMARY KEY, b bool, i2 int2, i4 int4, i8 int8, f4 float4, f8 float8,
 		n numeric, n30 numeric(30,0), t text, vc varchar(10), u uuid, by bytea,
 		j json, jb jsonb, ts timestamp, tstz timestamptz, d date, tm time,
 		iv interval, ip inet, ia int8[], ta text[], ja jsonb[])`)
-	testpg.Exec(t, admin, `INSERT INTO `+table+` VALUES (1, true, 1, 2, 9007199254740993, 0.5, 'NaN',
+	testservices.PostgresExec(t, admin, `INSERT INTO `+table+` VALUES (1, true, 1, 2, 9007199254740993, 0.5, 'NaN',
 		'NaN', 123456789012345678901234567890, 'x', 'y', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '\x00ff',
 		'{"k":[1]}', '{"k":[1]}', '2024-01-02 03:04:05', '2024-01-02 03:04:05+01', '2024-01-02', '03:04:05',
 		'2 days', '127.0.0.1', '{1,9007199254740993}', '{a,NULL}', ARRAY['{"x":true}'::jsonb])`)
-	testpg.Exec(t, admin, `INSERT INTO `+table+` (id) VALUES (2)`)
+	testservices.PostgresExec(t, admin, `INSERT INTO `+table+` (id) VALUES (2)`)
 
 	wantCols := []string{"id", "b", "i2", "i4", "i8", "f4", "f8", "n", "n30", "t", "vc", "u", "by",
 		"j", "jb", "ts", "tstz", "d", "tm", "iv", "ip", "ia", "ta", "ja"}
@@ -191,10 +191,10 @@ func TestTypesFromTable(t *testing.T) {
 // TestTypesUnknownToPgx covers types pgx has no codec for: they arrive as
 // text, and their arrays are recognized through pg_type.
 func TestTypesUnknownToPgx(t *testing.T) {
-	admin := testpg.Conn(t)
-	s := testpg.Schema(t, admin)
-	testpg.Exec(t, admin, "CREATE TYPE "+s+".mood AS ENUM ('sad', 'ok', 'happy')")
-	testpg.Exec(t, admin, "CREATE DOMAIN "+s+".posint AS int4 CHECK (VALUE > 0)")
+	admin := testservices.PostgresConn(t)
+	s := testservices.PostgresSchema(t, admin)
+	testservices.PostgresExec(t, admin, "CREATE TYPE "+s+".mood AS ENUM ('sad', 'ok', 'happy')")
+	testservices.PostgresExec(t, admin, "CREATE DOMAIN "+s+".posint AS int4 CHECK (VALUE > 0)")
 	citext := "citext"
 	var installed bool
 	if err := admin.QueryRow(t.Context(), "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citext')").Scan(&installed); err != nil {
@@ -202,7 +202,7 @@ func TestTypesUnknownToPgx(t *testing.T) {
 	}
 	if !installed {
 		// Installed into the test schema, so it goes away with it.
-		testpg.Exec(t, admin, "CREATE EXTENSION citext WITH SCHEMA "+s)
+		testservices.PostgresExec(t, admin, "CREATE EXTENSION citext WITH SCHEMA "+s)
 		citext = s + ".citext"
 	}
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/edgemcp/edgemcp/internal/testredis"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // BenchmarkDo: HGETALL of a small hash through Do (pool, RESP3 map to
@@ -12,8 +12,8 @@ import (
 //
 //	go test ./connectors/redis -run '^$' -bench BenchmarkDo -benchtime=2s
 func BenchmarkDo(b *testing.B) {
-	p := testredis.Prefix(b)
-	testredis.Client(b).HSet(context.Background(), p+"h", "name", "Ada", "email", "ada@example.com", "lang", "en")
+	p := testservices.RedisPrefix(b)
+	testservices.RedisClient(b).HSet(context.Background(), p+"h", "name", "Ada", "email", "ada@example.com", "lang", "en")
 	c := open(b, Config{ReadOnly: true})
 	args := []string{"HGETALL", p + "h"}
 	ctx := context.Background()

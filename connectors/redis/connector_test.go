@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/edgemcp/edgemcp/connectors/internal/conntest"
-	"github.com/edgemcp/edgemcp/internal/testredis"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 	"github.com/edgemcp/edgemcp/pipeline/cmdtemplate"
 )
 
 func open(t testing.TB, cfg Config) *Connector {
 	t.Helper()
 	if cfg.URL == "" {
-		cfg.URL = testredis.URL(t)
+		cfg.URL = testservices.RedisURL(t)
 	}
 	c, err := Open(context.Background(), cfg)
 	if err != nil {
@@ -46,7 +46,7 @@ func doErr(t *testing.T, c *Connector, args ...string) string {
 // TestReplies: every reply shape maps to JSON.
 func TestReplies(t *testing.T) {
 	c := open(t, Config{})
-	p := testredis.Prefix(t)
+	p := testservices.RedisPrefix(t)
 	do(t, c, "SET", p+"s", "hello")
 	do(t, c, "SET", p+"big", "9007199254740993")
 	do(t, c, "HSET", p+"h", "name", "Ada", "lang", "en")
@@ -83,7 +83,7 @@ func TestReplies(t *testing.T) {
 // never runs as a command.
 func TestArgumentsAreOpaque(t *testing.T) {
 	c := open(t, Config{})
-	p := testredis.Prefix(t)
+	p := testservices.RedisPrefix(t)
 	do(t, c, "SET", p+"canary", "alive")
 	cmd, err := cmdtemplate.Compile("SET "+p+"v:{{ inputs.k }} {{ inputs.v }}", cmdtemplate.Options{Inputs: map[string]bool{"k": true, "v": true}})
 	if err != nil {
@@ -157,7 +157,7 @@ func TestCheckCommand(t *testing.T) {
 
 func TestMaxRows(t *testing.T) {
 	c := open(t, Config{MaxRows: 3})
-	p := testredis.Prefix(t)
+	p := testservices.RedisPrefix(t)
 	do(t, c, "RPUSH", p+"l", "a", "b", "c", "d")
 	conntest.SameValue(t, "3 elements", do(t, c, "LRANGE", p+"l", "0", "2"), []any{"a", "b", "c"})
 	if msg := doErr(t, c, "LRANGE", p+"l", "0", "-1"); !strings.Contains(msg, "max_rows") {
@@ -167,7 +167,7 @@ func TestMaxRows(t *testing.T) {
 
 func TestErrorReplies(t *testing.T) {
 	c := open(t, Config{})
-	p := testredis.Prefix(t)
+	p := testservices.RedisPrefix(t)
 	do(t, c, "SET", p+"s", "x")
 	if msg := doErr(t, c, "HGETALL", p+"s"); !strings.HasPrefix(msg, "WRONGTYPE") {
 		t.Errorf("error %q", msg)
@@ -181,7 +181,7 @@ func TestErrorReplies(t *testing.T) {
 // with "command timed out", and the pool still serves.
 func TestCommandTimeout(t *testing.T) {
 	c := open(t, Config{StatementTimeout: 200 * time.Millisecond})
-	p := testredis.Prefix(t)
+	p := testservices.RedisPrefix(t)
 	start := time.Now()
 	if msg := doErr(t, c, "BLPOP", p+"empty", "5"); msg != msgStmtTimeout {
 		t.Errorf("error %q, want %q", msg, msgStmtTimeout)
@@ -197,7 +197,7 @@ func TestCommandTimeout(t *testing.T) {
 func TestUnavailable(t *testing.T) {
 	for _, tc := range []struct{ name, url string }{
 		{"closed port", "redis://:hunter2@127.0.0.1:1/0"},
-		{"wrong password", "redis://edgemcp_nouser:hunter2@" + strings.TrimPrefix(strings.TrimSuffix(testredis.URL(t), "/0"), "redis://") + "/0"},
+		{"wrong password", "redis://edgemcp_nouser:hunter2@" + strings.TrimPrefix(strings.TrimSuffix(testservices.RedisURL(t), "/0"), "redis://") + "/0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := open(t, Config{URL: tc.url})

@@ -4,20 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
-)
 
-// redisURL is the test Redis (docs/architecture.md, Tests): the environment's, else the
-// service on this machine's standard port.
-func redisURL() string {
-	if u := os.Getenv("EDGEMCP_TEST_REDIS_URL"); u != "" {
-		return u
-	}
-	return "redis://127.0.0.1:6379/0"
-}
+	"github.com/edgemcp/edgemcp/internal/testservices"
+)
 
 func open(t *testing.T, url string) *Store {
 	t.Helper()
@@ -30,13 +22,13 @@ func open(t *testing.T, url string) *Store {
 }
 
 func TestStoreAgainstRedis(t *testing.T) {
-	s := open(t, redisURL())
+	s := open(t, testservices.RedisURL(t))
 	ctx := context.Background()
 	key := fmt.Sprintf("cache-test:%d:", time.Now().UnixNano())
 	t.Cleanup(func() { _ = s.client.Del(context.Background(), key+"a").Err() })
 
 	if b, err := s.Get(ctx, key+"a"); err != nil || b != nil {
-		t.Fatalf("absent key: %q %v (is Redis running at EDGEMCP_TEST_REDIS_URL, default 127.0.0.1:6379?)", b, err)
+		t.Fatalf("absent key: %q %v", b, err)
 	}
 	val := []byte{0, 1, 2, 0xff, 'x'}
 	if err := s.Set(ctx, key+"a", val, 2*time.Second); err != nil {
