@@ -2,8 +2,10 @@ package caddymodule
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -390,3 +392,117 @@ func TestCachePolicy(t *testing.T) {
 type scriptLike struct{}
 
 func (scriptLike) Execute(context.Context, *pipeline.Call) (*pipeline.Result, error) { return nil, nil }
+
+// Through the real gateway: callers that differ in one claim only (two API
+// keys of one subject with different scopes; two tokens of one subject and
+// issuer with different tenants) never share a cached result, while a
+// renewed token of the same caller (new iat, exp, jti) still hits. The
+// handler answers with the claims it saw, so a leaked entry shows as the
+// other caller's tenant or scope.
+func TestCacheKeyIsTheWholeIdentity(t *testing.T) {
+	cacheSchema(t)
+	const keyRead, keyAdmin = "cache-test-key-read-0d9e1f", "cache-test-key-admin-6b2c7a"
+	t.Setenv("EDGEMCP_CACHE_KEY_READ", keyRead)
+	t.Setenv("EDGEMCP_CACHE_KEY_ADMIN", keyAdmin)
+	idp := newTestIdP(t)
+	dir := t.TempDir()
+	whoami := filepath.Join(dir, "whoami.js")
+	writeFile(t, whoami, `export default ({auth}) => ({subject: auth.subject, tenant: auth.claims.tenant ?? null, scope: auth.claims.scope ?? null})`)
+	tools := fmt.Sprintf(`
+		auth sso jwt {
+			jwks_url %s
+			issuer %s
+			audience %s
+		}
+		auth keys api_key {
+			key {env.EDGEMCP_CACHE_KEY_READ} {
+				subject ci-bot
+				scope reports:read
+			}
+			key {env.EDGEMCP_CACHE_KEY_ADMIN} {
+				subject ci-bot
+				scope reports:read reports:admin
+			}
+		}
+		tool whoami-sso {
+			description "The caller's tenant"
+			handler %[4]s
+			cache 1h
+			auth sso
+		}
+		tool whoami-key {
+			description "The caller's scopes"
+			handler %[4]s
+			cache 1h
+			auth keys
+		}
+		tool counted-sso {
+			description "Counts its executions"
+			use main
+			statement "SELECT cache_e2e.counted({{ inputs.x }}) AS x"
+			input x int required
+			cache 1h
+			auth sso
+		}`, idp.jwks.URL, authIssuer, authAudience, whoami)
+	g := startGateway(t, cacheCaddyfile("SITE", postgresURL(), "", tools))
+
+	tenantToken := func(tenant string, ttl time.Duration) string {
+		return idp.token(t, "alice", "mcp:use", map[string]any{"tenant": tenant, "jti": fmt.Sprint(tenant, ttl)}, ttl)
+	}
+	whoamiAs := func(tool string, header map[string]string) map[string]any {
+		t.Helper()
+		s := authSession(t, g, "2025-06-18", header)
+		var v map[string]any
+		res := s.call(t, tool).tool(t)
+		if res.IsError || len(res.Content) == 0 {
+			t.Fatalf("%s: %+v", tool, res)
+		}
+		if err := json.Unmarshal([]byte(res.Content[0].Text), &v); err != nil {
+			t.Fatalf("%s: %q: %v", tool, res.Content[0].Text, err)
+		}
+		return v
+	}
+	bearer := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+
+	acme, globex := tenantToken("acme", time.Hour), tenantToken("globex", time.Hour)
+	for _, c := range []struct {
+		tool, want string
+		header     map[string]string
+		field      string
+	}{
+		{"whoami-sso", "acme", bearer(acme), "tenant"},
+		{"whoami-sso", "globex", bearer(globex), "tenant"}, // same sub and iss: not acme's entry
+		{"whoami-key", "reports:read", map[string]string{"X-API-Key": keyRead}, "scope"},
+		{"whoami-key", "reports:read reports:admin", map[string]string{"X-API-Key": keyAdmin}, "scope"},
+		{"whoami-key", "reports:read", map[string]string{"X-API-Key": keyRead}, "scope"},
+	} {
+		if got := whoamiAs(c.tool, c.header); got[c.field] != c.want || got["subject"] == nil {
+			t.Errorf("%s: answered %v, want %s %q", c.tool, got, c.field, c.want)
+		}
+	}
+
+	counted := func(tok string) {
+		t.Helper()
+		s := authSession(t, g, "2025-06-18", bearer(tok))
+		resp, _ := s.postWith(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"counted-sso","arguments":{"x":7}}}`, bearer(tok))
+		if res := resp.tool(t); res.IsError {
+			t.Fatalf("counted-sso: %+v", res)
+		}
+	}
+	steps := []struct {
+		name  string
+		token string
+		calls int
+	}{
+		{"acme", acme, 1},
+		{"acme again", acme, 1},
+		{"globex, same sub and iss", globex, 2},
+		{"acme renewed (new iat, exp, jti)", tenantToken("acme", 2*time.Hour), 2},
+	}
+	for _, s := range steps {
+		counted(s.token)
+		if n := countedCalls(t); n != s.calls {
+			t.Fatalf("%s: %d executions, want %d", s.name, n, s.calls)
+		}
+	}
+}

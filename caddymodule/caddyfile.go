@@ -32,6 +32,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		name <server name>
 //		version <server version>
 //		error_mode jsonrpc|result
+//		error_detail safe|full
 //		scripts_dir <dir>
 //		max_body_size <size>
 //		session_idle_timeout <duration>
@@ -74,6 +75,13 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			if h.ErrorMode != errorModeJSONRPC && h.ErrorMode != errorModeResult {
 				return d.Errf("error_mode must be %q or %q, got %q", errorModeJSONRPC, errorModeResult, h.ErrorMode)
+			}
+		case "error_detail":
+			if err := oneArg(d, &h.ErrorDetail); err != nil {
+				return err
+			}
+			if h.ErrorDetail != errorDetailSafe && h.ErrorDetail != errorDetailFull {
+				return d.Errf("error_detail must be %q or %q, got %q", errorDetailSafe, errorDetailFull, h.ErrorDetail)
 			}
 		case "max_body_size":
 			var s string

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -68,8 +69,11 @@ func canonical(t *testing.T, r rpcResponse) string {
 		out["result"] = v
 	}
 	b, _ := json.Marshal(out)
-	return string(b)
+	// Each HTTP request has its own id (error_detail safe shows it).
+	return requestIDs.ReplaceAllString(string(b), "request_id <id>")
 }
+
+var requestIDs = regexp.MustCompile(`request_id [0-9a-f-]{36}`)
 
 // TestDirectPathDeclines: requests the direct path must leave to mcp-go.
 func TestDirectPathDeclines(t *testing.T) {

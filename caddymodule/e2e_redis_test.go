@@ -157,7 +157,7 @@ func TestEndToEndRedisErrors(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"get-user", map[string]any{"id": 2}, "execution: command failed: WRONGTYPE"},
+		{"get-user", map[string]any{"id": 2}, "execution: command failed (WRONGTYPE, request_id "},
 		{"opt", map[string]any{}, `input validation: input "k": no value`},
 		{"get-user", map[string]any{"id": "1 OR 1"}, "input validation"},
 	} {

@@ -168,8 +168,10 @@ func TestEndToEndWireErrors(t *testing.T) {
 		{"validation missing", "get-user", map[string]any{}, -32000, []string{`input validation: input "user_id": required`}},
 		{"validation unknown input", "get-user", map[string]any{"user_id": 1, "admin": true}, -32000, []string{`input "admin": unknown input`}},
 		{"enum refused", "list-users", map[string]any{"sort": "email; DROP TABLE x"}, -32000, []string{`input "sort": expected one of id, name`}},
-		{"query error", "broken", map[string]any{}, -32000, []string{`execution: query failed:`, `relation "edgemcp_e2e.no_such_table" does not exist`, `42P01`}},
-		{"read only refuses hidden write", "sneaky-write", map[string]any{}, -32000, []string{`execution: query failed:`, `25006`}},
+		// error_detail safe (the default): the SQLSTATE and the request id,
+		// not the server's text (checked below).
+		{"query error", "broken", map[string]any{}, -32000, []string{`execution: query failed (SQLSTATE 42P01, request_id `}},
+		{"read only refuses hidden write", "sneaky-write", map[string]any{}, -32000, []string{`execution: query failed (SQLSTATE 25006, request_id `}},
 		{"statement timeout", "slow", map[string]any{"seconds": 5}, -32000, []string{`statement timed out`}},
 	}
 	for _, tt := range tests {
@@ -186,7 +188,7 @@ func TestEndToEndWireErrors(t *testing.T) {
 					t.Errorf("message %q lacks %q", r.Error.Message, sub)
 				}
 			}
-			for _, secret := range []string{"postgres://", "127.0.0.1", "user=", "password"} {
+			for _, secret := range []string{"postgres://", "127.0.0.1", "user=", "password", "does not exist", "read-only transaction"} {
 				if strings.Contains(r.Error.Message, secret) {
 					t.Errorf("message leaks %q: %s", secret, r.Error.Message)
 				}

@@ -88,7 +88,9 @@ func (h *Handler) toolHandler(name string) server.ToolHandlerFunc {
 
 // runTool runs the pipeline for one call and shapes the outcome: an MCP
 // result, or the pipeline error; in error_mode result a failure is an
-// isError result instead.
+// isError result instead. With error_detail safe, a database's own error
+// text is replaced by its code and the request id after the call is logged
+// (the debug line keeps the full text).
 func (h *Handler) runTool(ctx context.Context, name string, args map[string]any, info *pipeline.RequestInfo) (*mcp.CallToolResult, *pipeline.Error) {
 	ctx, rec := h.startCall(ctx, name)
 	res, perr := h.engine.Call(ctx, name, args, info)
@@ -99,6 +101,9 @@ func (h *Handler) runTool(ctx context.Context, name string, args map[string]any,
 	rec.finish(ctx, perr)
 	if perr == nil {
 		return out, nil
+	}
+	if h.ErrorDetail != errorDetailFull {
+		perr = perr.WithoutServerText(requestID(ctx))
 	}
 	if h.ErrorMode == errorModeResult {
 		return mcp.NewToolResultError(perr.Error()), nil

@@ -29,6 +29,9 @@ const (
 	errorModeJSONRPC = "jsonrpc"
 	errorModeResult  = "result"
 
+	errorDetailSafe = "safe"
+	errorDetailFull = "full"
+
 	defaultMaxBodySize = 1 << 20
 	defaultServerName  = "edgemcp"
 )
@@ -45,6 +48,11 @@ type Handler struct {
 	// ErrorMode is "jsonrpc" (default: failures are JSON-RPC errors) or
 	// "result" (failures are tool results with isError: true).
 	ErrorMode string `json:"error_mode,omitempty"`
+	// ErrorDetail is "safe" (default: a failure that carries a database's
+	// own error text shows its code, SQLSTATE or error number, and the
+	// request id instead) or "full" (the text itself). The debug log has
+	// the full text either way (README, Errors).
+	ErrorDetail string `json:"error_detail,omitempty"`
 	// ScriptsDir is where per-tool scripts are discovered.
 	ScriptsDir string `json:"scripts_dir,omitempty"`
 	// MaxBodySize bounds a request body in bytes (default 1 MiB).
@@ -107,6 +115,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	if h.ErrorMode == "" {
 		h.ErrorMode = errorModeJSONRPC
+	}
+	if h.ErrorDetail == "" {
+		h.ErrorDetail = errorDetailSafe
 	}
 	if h.MaxBodySize == 0 {
 		h.MaxBodySize = defaultMaxBodySize
@@ -182,6 +193,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 func (h *Handler) Validate() error {
 	if h.ErrorMode != errorModeJSONRPC && h.ErrorMode != errorModeResult {
 		return fmt.Errorf("error_mode must be %q or %q, got %q", errorModeJSONRPC, errorModeResult, h.ErrorMode)
+	}
+	if h.ErrorDetail != errorDetailSafe && h.ErrorDetail != errorDetailFull {
+		return fmt.Errorf("error_detail must be %q or %q, got %q", errorDetailSafe, errorDetailFull, h.ErrorDetail)
 	}
 	if h.MaxBodySize < 0 {
 		return fmt.Errorf("max_body_size must not be negative, got %d (0 or absent means the default, 1 MiB)", h.MaxBodySize)

@@ -222,6 +222,12 @@ func (a *AuthCheck) Identify(ctx context.Context, req *RequestInfo, tool string)
 	if err == nil && id == nil {
 		err = errors.New("auth provider returned neither identity nor error")
 	}
+	if id != nil && id.Provider != a.ProviderName {
+		// A copy: the provider may hand out an identity it keeps.
+		named := *id
+		named.Provider = a.ProviderName
+		id = &named
+	}
 	if memo != nil {
 		memo.put(key, id, err)
 	}

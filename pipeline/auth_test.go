@@ -149,8 +149,8 @@ func TestIdentityReachesLaterStages(t *testing.T) {
 	if _, perr := e.Call(context.Background(), "t", map[string]any{}, req); perr != nil {
 		t.Fatal(perr)
 	}
-	if spy.callID == nil || spy.callID.Subject != "alice" {
-		t.Errorf("executor saw identity %+v", spy.callID)
+	if spy.callID == nil || spy.callID.Subject != "alice" || spy.callID.Provider != "p" {
+		t.Errorf("executor saw identity %+v (want subject alice, provider p)", spy.callID)
 	}
 	auth, _ := spy.payloadAuth.(map[string]any)
 	if auth["subject"] != "alice" || auth["claims"].(map[string]any)["scope"] != "read" {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // JSON-RPC error codes put on the wire (docs/architecture.md, Errors).
@@ -76,6 +77,13 @@ func safeMessage(err error, fallback string) string {
 type PublicError struct {
 	Public string
 	Cause  error
+	// Code is set when Public carries the server's own text (a database's
+	// error message): the server's code for it, such as "SQLSTATE 22012",
+	// "error 1062, SQLSTATE 23000", "SQLITE_CONSTRAINT_UNIQUE" or
+	// "WRONGTYPE". With `error_detail safe` (README, Errors) the caller sees
+	// this code instead of Public. Texts of our own ("timed out",
+	// "database unavailable") leave it empty: they are shown either way.
+	Code string
 }
 
 func (e *PublicError) Error() string {
@@ -90,3 +98,42 @@ func (e *PublicError) Unwrap() error       { return e.Cause }
 // SafeText is what of err may be shown outside the process (callers, logs
 // at info): the SafeMessage of a SafeError, else fallback.
 func SafeText(err error, fallback string) string { return safeMessage(err, fallback) }
+
+// serverCode finds the PublicError in err's chain that carries server text.
+func serverCode(err error) (*PublicError, bool) {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if pe, ok := err.(*PublicError); ok && pe.Code != "" {
+			return pe, true
+		}
+	}
+	return nil, false
+}
+
+// WithoutServerText is the error as `error_detail safe` shows it (README,
+// Errors): when the message carries a server's own text, that text is
+// replaced by the server's code and the request id, under which the full
+// text is in the debug log; "execution: query failed: division by zero
+// (SQLSTATE 22012)" becomes "execution: query failed (SQLSTATE 22012,
+// request_id 6f1c…)". Code and Stage stay; Cause stays for the log. Any
+// other error is returned unchanged.
+func (e *Error) WithoutServerText(requestID string) *Error {
+	pub, ok := serverCode(e.Cause)
+	if !ok {
+		return e
+	}
+	// The message is "<our words>: <Public>" (dbtool.go, cmdtool.go) or
+	// Public alone (stageError); keep our words, never anything of Public.
+	msg := "failed"
+	if i := strings.LastIndex(e.Message, pub.Public); i > 0 {
+		if head := strings.TrimRight(e.Message[:i], ": "); head != "" {
+			msg = head
+		}
+	}
+	detail := pub.Code
+	if requestID != "" {
+		detail += ", request_id " + requestID
+	}
+	out := *e
+	out.Message = msg + " (" + detail + ")"
+	return &out
+}

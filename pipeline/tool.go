@@ -94,8 +94,11 @@ type Transformer interface {
 
 // Identity is who an auth provider says the caller is.
 type Identity struct {
-	Subject string
-	Claims  map[string]any
+	// Provider is the name of the auth provider that verified the caller
+	// (the name in `auth <name> <plugin>`); AuthCheck sets it.
+	Provider string
+	Subject  string
+	Claims   map[string]any
 }
 
 // RequestInfo is what the HTTP layer knows about the caller.

@@ -126,7 +126,20 @@ func TestServerErrors(t *testing.T) {
 	if !strings.Contains(pe.Public, "connectors_does_not_exist' doesn't exist (error 1146, SQLSTATE 42S02)") {
 		t.Errorf("error %q", pe.Public)
 	}
-	got := serverErrorText(&mysqlError{Number: 1142, SQLState: [5]byte{'4', '2', '0', '0', '0'},
+	if pe.Code != "error 1146, SQLSTATE 42S02" {
+		t.Errorf("code %q", pe.Code)
+	}
+	// A unique violation: error_detail safe shows its number, not the
+	// message (which quotes the duplicate value).
+	tbl := testmysql.Table(t, "dupkey")
+	testmysql.Exec(t, "CREATE TABLE "+tbl+" (email VARCHAR(50) PRIMARY KEY)")
+	testmysql.Exec(t, "INSERT INTO "+tbl+" VALUES ('private@example.com')")
+	_, err = c.Query(ctxTimeout(t, 10e9), "INSERT INTO "+tbl+" VALUES (?)", []any{"private@example.com"})
+	pe = conntest.PublicErr(t, err)
+	if pe.Code != "error 1062, SQLSTATE 23000" || !strings.Contains(pe.Public, "Duplicate entry 'private@example.com'") {
+		t.Errorf("unique violation: public %q code %q", pe.Public, pe.Code)
+	}
+	got, _ := serverErrorText(&mysqlError{Number: 1142, SQLState: [5]byte{'4', '2', '0', '0', '0'},
 		Message: "SELECT command denied to user 'app'@'10.1.2.3' for table 'secret'"})
 	if strings.Contains(got, "app") || strings.Contains(got, "10.1.2.3") || !strings.Contains(got, "<user>") {
 		t.Errorf("privilege error not scrubbed: %q", got)

@@ -60,7 +60,12 @@ func publicError(ctx, qctx context.Context, err error) error {
 	}
 	var me *mysqldrv.MySQLError
 	if errors.As(err, &me) {
-		return &pipeline.PublicError{Public: serverErrorText(me), Cause: err}
+		text, server := serverErrorText(me)
+		pub := &pipeline.PublicError{Public: text, Cause: err}
+		if server {
+			pub.Code = serverCode(me)
+		}
+		return pub
 	}
 	if isConnectionLost(err) {
 		return &pipeline.PublicError{Public: msgUnavailable, Cause: err}
@@ -69,19 +74,26 @@ func publicError(ctx, qctx context.Context, err error) error {
 }
 
 // serverErrorText is the server's message with its error number and
-// SQLSTATE, privilege errors' 'user'@'host' replaced.
-func serverErrorText(e *mysqldrv.MySQLError) string {
+// SQLSTATE, privilege errors' 'user'@'host' replaced (server is true), or
+// one of our own texts.
+func serverErrorText(e *mysqldrv.MySQLError) (text string, server bool) {
 	switch e.Number {
 	case errStatementTimeoutMB, errQueryTimeoutMySQL:
-		return msgStmtTimeout
+		return msgStmtTimeout, false
 	case errTooManyConns, errServerShutdown, errConnKilled:
-		return msgUnavailable
+		return msgUnavailable, false
 	}
 	msg := userAtHost.ReplaceAllString(e.Message, "<user>")
+	return fmt.Sprintf("%s (%s)", msg, serverCode(e)), true
+}
+
+// serverCode is the error number and, when the server sent one, the
+// SQLSTATE: "error 1062, SQLSTATE 23000".
+func serverCode(e *mysqldrv.MySQLError) string {
 	if e.SQLState != [5]byte{} {
-		return fmt.Sprintf("%s (error %d, SQLSTATE %s)", msg, e.Number, e.SQLState[:])
+		return fmt.Sprintf("error %d, SQLSTATE %s", e.Number, e.SQLState[:])
 	}
-	return fmt.Sprintf("%s (error %d)", msg, e.Number)
+	return fmt.Sprintf("error %d", e.Number)
 }
 
 // isConnectionLost recognizes a connection that broke, whatever layer

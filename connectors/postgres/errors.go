@@ -46,7 +46,12 @@ func publicError(ctx context.Context, err error) error {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return &pipeline.PublicError{Public: pgErrorText(pgErr), Cause: err}
+		text, server := pgErrorText(pgErr)
+		pub := &pipeline.PublicError{Public: text, Cause: err}
+		if server {
+			pub.Code = "SQLSTATE " + pgErr.Code
+		}
+		return pub
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err):
@@ -59,19 +64,19 @@ func publicError(ctx context.Context, err error) error {
 	return &pipeline.PublicError{Public: msgFailed, Cause: err}
 }
 
-// pgErrorText is the server's message and SQLSTATE. Detail and Hint are
-// left out: a Detail can quote row values ("Key (email)=(...) already
-// exists").
-func pgErrorText(e *pgconn.PgError) string {
+// pgErrorText is the server's message and SQLSTATE (server is true), or
+// one of our own texts. Detail and Hint are left out: a Detail can quote
+// row values ("Key (email)=(...) already exists").
+func pgErrorText(e *pgconn.PgError) (text string, server bool) {
 	switch {
 	case e.Code == "57014" && strings.Contains(e.Message, "statement timeout"):
-		return msgStmtTimeout
+		return msgStmtTimeout, false
 	case strings.HasPrefix(e.Code, "08"), // connection exception
 		e.Code == "57P01", e.Code == "57P02", e.Code == "57P03", // shutdown, crash, cannot connect now
 		e.Code == "53300": // too many connections
-		return msgUnavailable
+		return msgUnavailable, false
 	}
-	return fmt.Sprintf("%s (SQLSTATE %s)", e.Message, e.Code)
+	return fmt.Sprintf("%s (SQLSTATE %s)", e.Message, e.Code), true
 }
 
 // isConnectionLost recognizes a connection that broke or never came up,

@@ -66,8 +66,8 @@ func TestConnectionErrorsHideSecrets(t *testing.T) {
 			defer cancel()
 			_, err = c.Query(ctx, "SELECT 1", nil)
 			pe := publicErr(t, err)
-			if pe.Public != "database unavailable" {
-				t.Errorf("public %q, want %q", pe.Public, "database unavailable")
+			if pe.Public != "database unavailable" || pe.Code != "" {
+				t.Errorf("public %q code %q, want %q and no server code", pe.Public, pe.Code, "database unavailable")
 			}
 			assertHidden(t, pe.Public, tc.hidden)
 			if strings.Contains(err.Error(), secret) {
@@ -87,7 +87,8 @@ func assertHidden(t *testing.T, public string, hidden []string) {
 }
 
 // TestStatementErrors: server errors reach the caller as message and
-// SQLSTATE, without the Detail (which can quote row values).
+// SQLSTATE, without the Detail (which can quote row values), and carry the
+// SQLSTATE as their Code.
 func TestStatementErrors(t *testing.T) {
 	admin := testservices.PostgresConn(t)
 	s := testservices.PostgresSchema(t, admin)
@@ -110,8 +111,13 @@ func TestStatementErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.sql, func(t *testing.T) {
 			_, err := c.Query(context.Background(), tc.sql, tc.args)
-			if pe := publicErr(t, err); pe.Public != tc.public {
+			pe := publicErr(t, err)
+			if pe.Public != tc.public {
 				t.Errorf("public %q, want %q", pe.Public, tc.public)
+			}
+			// The code error_detail safe shows instead of the text.
+			if want := tc.public[strings.LastIndex(tc.public, "(")+1 : len(tc.public)-1]; pe.Code != want {
+				t.Errorf("code %q, want %q", pe.Code, want)
 			}
 		})
 	}

@@ -175,6 +175,23 @@ func TestErrorReplies(t *testing.T) {
 	if msg := doErr(t, c, "NOSUCHCOMMAND", "x"); !strings.Contains(msg, "unknown command") {
 		t.Errorf("error %q", msg)
 	}
+	// The reply's prefix is the code error_detail safe shows.
+	for _, tc := range []struct {
+		args []string
+		code string
+	}{
+		{[]string{"HGETALL", p + "s"}, "WRONGTYPE"},
+		{[]string{"INCR", p + "s"}, "ERR"},
+	} {
+		_, err := c.Do(context.Background(), tc.args)
+		if pe := conntest.PublicErr(t, err); pe.Code != tc.code {
+			t.Errorf("%v: code %q, want %q (public %q)", tc.args, pe.Code, tc.code, pe.Public)
+		}
+	}
+	// Our own texts carry no server code.
+	if code := replyPrefix("lowercase reply"); code != "ERR" {
+		t.Errorf("reply without a prefix: code %q", code)
+	}
 }
 
 // TestCommandTimeout: a command that outlives statement_timeout fails

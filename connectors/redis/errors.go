@@ -36,7 +36,12 @@ func publicError(ctx context.Context, err error) error {
 	}
 	var rerr goredis.Error
 	if errors.As(err, &rerr) {
-		return &pipeline.PublicError{Public: errorText(rerr), Cause: err}
+		text, server := errorText(rerr)
+		pub := &pipeline.PublicError{Public: text, Cause: err}
+		if server {
+			pub.Code = replyPrefix(text)
+		}
+		return pub
 	}
 	var netErr net.Error
 	switch {
@@ -51,15 +56,26 @@ func publicError(ctx context.Context, err error) error {
 	return &pipeline.PublicError{Public: msgFailed, Cause: err}
 }
 
-// errorText is what of a server error reply may be shown.
-func errorText(err error) string {
+// errorText is what of a server error reply may be shown: the reply
+// itself (server is true), or one of our own texts.
+func errorText(err error) (text string, server bool) {
 	msg := err.Error()
 	switch {
 	case strings.HasPrefix(msg, "NOPERM"):
-		return msgNoPerm
+		return msgNoPerm, false
 	case strings.HasPrefix(msg, "WRONGPASS"), strings.HasPrefix(msg, "NOAUTH"),
 		strings.HasPrefix(msg, "LOADING"), strings.HasPrefix(msg, "MASTERDOWN"):
-		return msgUnavailable
+		return msgUnavailable, false
 	}
-	return msg
+	return msg, true
+}
+
+// replyPrefix is the error reply's code, its first word by Redis
+// convention ("WRONGTYPE", "ERR", "BUSYKEY"); a reply without one is "ERR".
+func replyPrefix(msg string) string {
+	word, _, _ := strings.Cut(msg, " ")
+	if word == "" || strings.ToUpper(word) != word || len(word) > 32 {
+		return "ERR"
+	}
+	return word
 }

@@ -55,8 +55,9 @@ func jsonValue(v any, budget *int) (any, error) {
 			out[keyString(ks)] = ev
 		}
 		return out, nil
-	case error: // an error nested in an array reply
-		return map[string]any{"error": errorText(v)}, nil
+	case error: // an error nested in an array reply: part of the result
+		text, _ := errorText(v)
+		return map[string]any{"error": text}, nil
 	}
 	return fmt.Sprint(v), nil
 }

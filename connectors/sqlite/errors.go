@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -27,9 +29,27 @@ func (c *Connector) publicError(ctx, qctx context.Context, err error) error {
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
-		return &pipeline.PublicError{Public: c.scrub(se.Error()), Cause: err}
+		return &pipeline.PublicError{Public: c.scrub(se.Error()), Cause: err, Code: resultCode(se.Code())}
 	}
 	return &pipeline.PublicError{Public: "query failed", Cause: err}
+}
+
+// codeName finds the result code's name in the driver's description of it,
+// "Abort due to constraint violation (SQLITE_CONSTRAINT)".
+var codeName = regexp.MustCompile(`\((SQLITE_[A-Z0-9_]+)\)`)
+
+// resultCode names a SQLite result code as `error_detail safe` shows it:
+// "SQLITE_ERROR", or for an extended code the driver has no name for, the
+// primary code's name and the number: "SQLITE_CONSTRAINT, extended code
+// 1555".
+func resultCode(code int) string {
+	if m := codeName.FindStringSubmatch(sqlite.ErrorCodeString[code]); m != nil {
+		return m[1]
+	}
+	if m := codeName.FindStringSubmatch(sqlite.ErrorCodeString[code&0xff]); m != nil {
+		return fmt.Sprintf("%s, extended code %d", m[1], code)
+	}
+	return fmt.Sprintf("SQLite result code %d", code)
 }
 
 func (c *Connector) scrub(msg string) string { return scrubPath(msg, c.path) }

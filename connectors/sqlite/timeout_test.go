@@ -69,6 +69,16 @@ func TestErrorsAndShape(t *testing.T) {
 	if !strings.Contains(pe.Public, "no such table: nope") || strings.Contains(pe.Public, path) {
 		t.Errorf("public %q", pe.Public)
 	}
+	if pe.Code != "SQLITE_ERROR" {
+		t.Errorf("code %q, want SQLITE_ERROR", pe.Code)
+	}
+	// An extended result code the driver has no name for: the primary
+	// code's name and the number.
+	w := open(t, sqlite.Config{Path: newDB(t, "CREATE TABLE u (email TEXT PRIMARY KEY)", "INSERT INTO u VALUES ('a@example.com')")})
+	_, err = w.Query(context.Background(), "INSERT INTO u VALUES (?)", []any{"a@example.com"})
+	if pe := publicErr(t, err); pe.Code != "SQLITE_CONSTRAINT, extended code 1555" { // SQLITE_CONSTRAINT_PRIMARYKEY
+		t.Errorf("unique violation: code %q (public %q)", pe.Code, pe.Public)
+	}
 	if c.Dialect() != sqltemplate.SQLite {
 		t.Errorf("Dialect() = %v", c.Dialect())
 	}

@@ -116,6 +116,20 @@ func TestKeys(t *testing.T) {
 	alice := &pipeline.Identity{Subject: "alice", Claims: map[string]any{"iss": "https://a.example"}}
 	aliceB := &pipeline.Identity{Subject: "alice", Claims: map[string]any{"iss": "https://b.example"}}
 	bob := &pipeline.Identity{Subject: "bob"}
+	// Two API keys of one subject that differ only in their scopes.
+	keyRead := &pipeline.Identity{Provider: "keys", Subject: "ci", Claims: map[string]any{"auth_method": "api_key", "scope": "read"}}
+	keyAdmin := &pipeline.Identity{Provider: "keys", Subject: "ci", Claims: map[string]any{"auth_method": "api_key", "scope": "read admin"}}
+	// Two tokens of one subject and issuer that differ only in their tenant.
+	tok := func(tenant string, exp float64, jti string) *pipeline.Identity {
+		return &pipeline.Identity{Provider: "sso", Subject: "alice", Claims: map[string]any{
+			"iss": "https://a.example", "tenant": tenant, "aud": []any{"mcp"},
+			"exp": exp, "iat": exp - 3600, "nbf": exp - 3600, "jti": jti,
+		}}
+	}
+	acme, globex := tok("acme", 2e9, "t1"), tok("globex", 2e9, "t1")
+	acmeRenewed := tok("acme", 2e9+3600, "t2")
+	// The same subject and claims verified by another provider.
+	otherProvider := &pipeline.Identity{Provider: "sso-staging", Subject: "alice", Claims: acme.Claims}
 	in := map[string]any{"id": 1}
 
 	tests := []struct {
@@ -128,6 +142,10 @@ func TestKeys(t *testing.T) {
 	}{
 		{"auth scopes by subject", false, true, alice, bob, false},
 		{"auth scopes by issuer", false, true, alice, aliceB, false},
+		{"API keys differing in scope only", false, true, keyRead, keyAdmin, false},
+		{"tokens differing in tenant only", false, true, acme, globex, false},
+		{"renewed token (exp, iat, nbf, jti) hits", false, true, acme, acmeRenewed, true},
+		{"provider name is part of the key", false, true, acme, otherProvider, false},
 		{"same caller hits", false, true, alice, alice, true},
 		{"shared ignores identity", true, true, alice, bob, true},
 		{"identity without auth stage still scopes", false, false, alice, bob, false},
@@ -157,6 +175,56 @@ func TestKeys(t *testing.T) {
 	}
 	if n2, status, _ := run(t, b, in, nil); n2 != 2 || status != StatusMiss {
 		t.Fatalf("tool b served tool a's entry: n=%d %s", n2, status)
+	}
+}
+
+// TestIdentityScopeCanonical: the identity part of the key is the same
+// bytes whatever the claims' Go types and map order (a token read from the
+// verified-token cache, a script's []string against a JWT's []any), so every
+// node and every reload computes the same key; and the key never holds a
+// claim or credential in clear.
+func TestIdentityScopeCanonical(t *testing.T) {
+	id := &pipeline.Identity{Provider: "sso", Subject: "alice", Claims: map[string]any{
+		"tenant": "acme", "roles": []string{"b", "a"}, "n": int64(42),
+		"org": map[string]any{"z": 1, "a": true}, "exp": 1.7e9, "jti": "x",
+	}}
+	got, ok := identityScope(id)
+	if !ok {
+		t.Fatal("not encodable")
+	}
+	const want = `{"provider":"sso","subject":"alice","claims":{"n":42,"org":{"a":true,"z":1},"roles":["b","a"],"tenant":"acme"}}`
+	if string(got) != want {
+		t.Fatalf("scope\n got %s\nwant %s", got, want)
+	}
+	// The same claims after a JSON round trip (float64 numbers, []any lists,
+	// fresh maps) give the same bytes.
+	raw, _ := json.Marshal(id.Claims)
+	var back map[string]any
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := identityScope(&pipeline.Identity{Provider: "sso", Subject: "alice", Claims: back})
+	if string(again) != want {
+		t.Fatalf("after round trip %s", again)
+	}
+
+	c := newCache(t, Config{})
+	const secret = "s3cr3t-claim-value"
+	tool := cachedTool(c, "secretive", &counter{}, pipeline.CachePolicy{TTL: time.Minute})
+	tool.Auth = authorizer{}
+	x := tool.Executor.(*executor)
+	key, err := x.key(context.Background(), &pipeline.Call{Tool: tool, Inputs: map[string]any{},
+		Identity: &pipeline.Identity{Provider: "p", Subject: "s", Claims: map[string]any{"api_key": secret}}})
+	if err != nil || key == "" || strings.Contains(key, secret) || strings.Contains(key, "api_key") {
+		t.Fatalf("key %q err %v", key, err)
+	}
+
+	// A claim without a JSON form: the call runs, uncached.
+	odd := &pipeline.Identity{Provider: "p", Subject: "s", Claims: map[string]any{"f": func() {}}}
+	for want := int64(1); want <= 2; want++ {
+		if n, status, _ := run(t, tool, map[string]any{}, odd); n != want || status != "" {
+			t.Fatalf("odd claims: n=%d status=%q", n, status)
+		}
 	}
 }
 

@@ -140,7 +140,8 @@ func (x *executor) serveStale(call *pipeline.Call, e entry) (*pipeline.Result, e
 // key is the cache key of a call: the tool, its connector or source, what
 // determines the result (the rendered statement and bound values for a DB
 // tool, the validated inputs otherwise) and, when the tool has auth and is
-// not shared, who is calling. "" means the call is not cached.
+// not shared, who is calling (identityScope). "" means the call is not
+// cached.
 func (x *executor) key(ctx context.Context, call *pipeline.Call) (string, error) {
 	var what []byte
 	if k, ok := x.next.(pipeline.CacheKeyer); ok {
@@ -172,16 +173,47 @@ func (x *executor) key(ctx context.Context, call *pipeline.Call) (string, error)
 	// an auth stage (or an identity), the identity is part of the key.
 	if !x.policy.Shared && (call.Tool.Auth != nil || call.Identity != nil) {
 		if id := call.Identity; id != nil {
+			scope, ok := identityScope(id)
+			if !ok {
+				return "", nil // claims JSON cannot express: run uncached
+			}
 			field(h, "identity")
-			field(h, id.Subject)
-			iss, _ := id.Claims["iss"].(string)
-			field(h, iss)
+			field(h, string(scope))
 		} else {
 			field(h, "anonymous")
 		}
 	}
 	var sum [sha256.Size]byte
 	return call.Tool.Name + ":" + hex.EncodeToString(h.Sum(sum[:0])), nil
+}
+
+// volatileClaims change from one token to the next without changing who the
+// caller is (RFC 7519 4.1.4-4.1.7: expiry, issue time, not-before, token
+// id). Leaving them out of the key lets a client that renews its token keep
+// its cached results; every other claim (scope, tenant, audience, ...) may
+// change what the caller is allowed to see, so it stays in.
+var volatileClaims = map[string]bool{"exp": true, "iat": true, "nbf": true, "jti": true}
+
+// identityScope is the part of the key that says who is calling: the
+// provider's name, the subject and every claim but the volatile ones, as
+// canonical JSON (encoding/json sorts map keys at every depth and writes
+// numbers and strings one way), so that every node, and the same node after
+// a reload, computes the same key. The key stores only the SHA-256 of it,
+// never a claim or a credential in clear. ok is false when a claim has no
+// JSON form (a script provider's odd value): such a call is not cached.
+func identityScope(id *pipeline.Identity) (b []byte, ok bool) {
+	claims := make(map[string]any, len(id.Claims))
+	for k, v := range id.Claims {
+		if !volatileClaims[k] {
+			claims[k] = v
+		}
+	}
+	b, err := json.Marshal(struct {
+		Provider string         `json:"provider"`
+		Subject  string         `json:"subject"`
+		Claims   map[string]any `json:"claims"`
+	}{id.Provider, id.Subject, claims})
+	return b, err == nil
 }
 
 // field writes a length-prefixed string, so that no two different field
