@@ -444,7 +444,7 @@ func TestCacheKeyIsTheWholeIdentity(t *testing.T) {
 			cache 1h
 			auth sso
 		}`, idp.jwks.URL, authIssuer, authAudience, whoami)
-	g := startGateway(t, cacheCaddyfile("SITE", postgresURL(), "", tools))
+	g := startGateway(t, cacheCaddyfile("SITE", postgresURL(t), "", tools))
 
 	tenantToken := func(tenant string, ttl time.Duration) string {
 		return idp.token(t, "alice", "mcp:use", map[string]any{"tenant": tenant, "jti": fmt.Sprint(tenant, ttl)}, ttl)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgemcp/edgemcp/internal/testmysql"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // errorDetailCaddyfile: a division on Postgres (its connection string, with
@@ -35,7 +35,7 @@ func errorDetailCaddyfile(t *testing.T, tbl, detail string) string {
 			input email string required
 		}
 	}
-}`, detail, testmysql.DSN(t), tbl)
+}`, detail, testservices.MySQLDSN(t), tbl)
 }
 
 // TestErrorDetail: with error_detail safe (the default) a failing statement
@@ -45,7 +45,7 @@ func errorDetailCaddyfile(t *testing.T, tbl, detail string) string {
 // appears nowhere.
 func TestErrorDetail(t *testing.T) {
 	const password = "Err0r-Detail-Pw-5c1e"
-	u, err := url.Parse(postgresURL())
+	u, err := url.Parse(postgresURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +53,9 @@ func TestErrorDetail(t *testing.T) {
 	// As the README advises, the DSN is a placeholder: Caddy logs the
 	// whole config at debug level, and a literal password would be in it.
 	t.Setenv("EDGEMCP_ERRDETAIL_PG_DSN", u.String())
-	tbl := testmysql.Table(t, "errdetail")
-	testmysql.Exec(t, "CREATE TABLE "+tbl+" (email VARCHAR(80) PRIMARY KEY)")
-	testmysql.Exec(t, "INSERT INTO "+tbl+" VALUES ('taken@example.com')")
+	tbl := testservices.MySQLTable(t, "errdetail")
+	testservices.MySQLExec(t, "CREATE TABLE "+tbl+" (email VARCHAR(80) PRIMARY KEY)")
+	testservices.MySQLExec(t, "INSERT INTO "+tbl+" VALUES ('taken@example.com')")
 
 	logFile := filepath.Join(t.TempDir(), "caddy.log")
 	g := startGateway(t, errorDetailCaddyfile(t, tbl, ""), withLogFile(logFile))

@@ -131,9 +131,9 @@ func TestServerErrors(t *testing.T) {
 	}
 	// A unique violation: error_detail safe shows its number, not the
 	// message (which quotes the duplicate value).
-	tbl := testmysql.Table(t, "dupkey")
-	testmysql.Exec(t, "CREATE TABLE "+tbl+" (email VARCHAR(50) PRIMARY KEY)")
-	testmysql.Exec(t, "INSERT INTO "+tbl+" VALUES ('private@example.com')")
+	tbl := testservices.MySQLTable(t, "dupkey")
+	testservices.MySQLExec(t, "CREATE TABLE "+tbl+" (email VARCHAR(50) PRIMARY KEY)")
+	testservices.MySQLExec(t, "INSERT INTO "+tbl+" VALUES ('private@example.com')")
 	_, err = c.Query(ctxTimeout(t, 10e9), "INSERT INTO "+tbl+" VALUES (?)", []any{"private@example.com"})
 	pe = conntest.PublicErr(t, err)
 	if pe.Code != "error 1062, SQLSTATE 23000" || !strings.Contains(pe.Public, "Duplicate entry 'private@example.com'") {
