@@ -26,6 +26,12 @@ type Tool struct {
 	Inputs *InputSet
 	// InputSchema, when set, is published as is (proxied tools).
 	InputSchema json.RawMessage
+	// OutputSchema, when set, is published as the tool's outputSchema: the
+	// JSON Schema of the object its results carry as structuredContent.
+	OutputSchema json.RawMessage
+	// Aliases are other names tools/call accepts for the tool (a source's
+	// original operation names).
+	Aliases []string
 	// Annotations are the MCP behaviour hints.
 	Annotations Annotations
 

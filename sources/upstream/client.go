@@ -1,0 +1,91 @@
+package upstream
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// NewClient is the HTTP client of a source: redirects are followed only
+// within the origin of the first request, so a credential never travels
+// to another host; a redirect elsewhere is answered as the 3xx it is.
+func NewClient(transport http.RoundTripper) *http.Client {
+	return &http.Client{
+		Transport: transport,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			if first := via[0].URL; req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		},
+	}
+}
+
+// ExcerptSize bounds how much of a failed response's body a caller sees.
+const ExcerptSize = 500
+
+// StatusError is an upstream answer outside 2xx. Its message is what the
+// caller sees: the status and the start of the body.
+type StatusError struct {
+	Code    int
+	Status  string // "404 Not Found"
+	Excerpt string
+}
+
+// NewStatusError reads the start of a failed response's body (no more).
+func NewStatusError(res *http.Response) *StatusError {
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 4*ExcerptSize))
+	return &StatusError{Code: res.StatusCode, Status: res.Status, Excerpt: excerpt(body)}
+}
+
+func (e *StatusError) Error() string {
+	if e.Excerpt == "" {
+		return "HTTP " + e.Status
+	}
+	return "HTTP " + e.Status + ": " + e.Excerpt
+}
+
+// SafeMessage: the status and excerpt are the upstream's answer to this
+// caller's request, shown as they are.
+func (e *StatusError) SafeMessage() string { return e.Error() }
+
+// excerpt is the first ExcerptSize bytes of a body, cut at a character.
+func excerpt(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) <= ExcerptSize {
+		return strings.ToValidUTF8(string(b), "\uFFFD")
+	}
+	cut := ExcerptSize
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + "…"
+}
+
+// ReadBody reads a response body whole, failing beyond max bytes
+// (max_response_size).
+func ReadBody(res *http.Response, max int64) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(res.Body, max+1))
+	if err != nil {
+		return nil, Failed("upstream response cut off", err)
+	}
+	if int64(len(body)) > max {
+		return nil, Failed(fmt.Sprintf("upstream response larger than %d bytes (max_response_size)", max), nil)
+	}
+	return body, nil
+}
+
+// Failed is a failure the caller may see (public), with its cause for the
+// debug log.
+func Failed(public string, cause error) error {
+	return &pipeline.PublicError{Public: public, Cause: cause}
+}
