@@ -15,7 +15,9 @@ type Engine struct {
 	aliases map[string]*Tool
 }
 
-// NewEngine checks the tools and indexes them by name.
+// NewEngine checks the tools and indexes them by name and by their
+// aliases. An alias that is a tool's name, or that two tools claim, is
+// left out: a name always means one tool.
 func NewEngine(tools []*Tool) (*Engine, error) {
 	e := &Engine{byName: make(map[string]*Tool, len(tools)), aliases: map[string]*Tool{}}
 	for _, t := range tools {
@@ -28,22 +30,24 @@ func NewEngine(tools []*Tool) (*Engine, error) {
 		e.byName[t.Name] = t
 		e.tools = append(e.tools, t)
 	}
+	claimed := map[string]int{}
+	for _, t := range tools {
+		for _, a := range t.Aliases {
+			claimed[a]++
+		}
+	}
+	for _, t := range tools {
+		for _, a := range t.Aliases {
+			if _, isName := e.byName[a]; !isName && claimed[a] == 1 {
+				e.aliases[a] = t
+			}
+		}
+	}
 	return e, nil
 }
 
-// AddAlias makes name resolve to an existing tool (the dotted or slashed
-// original names of proxied tools).
-func (e *Engine) AddAlias(alias, target string) error {
-	t, ok := e.byName[target]
-	if !ok {
-		return fmt.Errorf("alias %q: no tool %q", alias, target)
-	}
-	if _, taken := e.byName[alias]; taken {
-		return fmt.Errorf("alias %q: a tool has that name", alias)
-	}
-	e.aliases[alias] = t
-	return nil
-}
+// Aliases returns the names that resolve to a tool besides its own.
+func (e *Engine) Aliases() map[string]*Tool { return e.aliases }
 
 // Tools returns the tools in declaration order.
 func (e *Engine) Tools() []*Tool { return e.tools }

@@ -159,11 +159,19 @@ func TestEngineRefusesBadTools(t *testing.T) {
 	if _, err := NewEngine([]*Tool{{Name: "a"}}); err == nil {
 		t.Error("tool without executor accepted")
 	}
-	e, _ := NewEngine([]*Tool{{Name: "files_read", Executor: echo()}})
-	if err := e.AddAlias("files/read", "files_read"); err != nil {
+	e, err := NewEngine([]*Tool{
+		{Name: "files_read", Aliases: []string{"files/read", "read", "other"}, Executor: echo()},
+		{Name: "web_read", Aliases: []string{"web/read", "read"}, Executor: echo()},
+		{Name: "other", Executor: echo()},
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Lookup("files/read") == nil || e.Lookup("files_read") == nil {
+	if e.Lookup("files/read").Name != "files_read" || e.Lookup("web/read").Name != "web_read" {
 		t.Fatal("alias does not resolve")
+	}
+	// Claimed by two tools, or a tool's own name: never an alias.
+	if e.Lookup("read") != nil || e.Lookup("other").Name != "other" || len(e.Aliases()) != 2 {
+		t.Errorf("ambiguous aliases: %v", e.Aliases())
 	}
 }

@@ -1,0 +1,42 @@
+package pipeline
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"strings"
+)
+
+// Source is a backend that brings its own tools (README, Sources): an
+// OpenAPI document, a GraphQL schema, an MCP server. Its Caddy module
+// provisions it; the gateway publishes its tools beside the declared ones.
+type Source interface {
+	// Tools returns the source's tools, named into the namespace (see
+	// ToolName), each with its own executor and raw JSON Schemas.
+	Tools(namespace string) ([]*Tool, error)
+}
+
+// unsafeNameRun is a run of characters a tool name may not hold; runs of
+// "_" collapse with them.
+var unsafeNameRun = regexp.MustCompile(`[^a-zA-Z0-9-]+`)
+
+// ToolName is the name a source's tool gets in a namespace: namespace_base
+// with every run of characters outside [a-zA-Z0-9-] made one "_", and,
+// when that is longer than 64 characters, cut and ended with a hash of the
+// whole, so that it still matches ToolNamePattern, stays unique and is the
+// same on every node and every load.
+func ToolName(namespace, base string) string {
+	full := base
+	if namespace != "" {
+		full = namespace + "_" + base
+	}
+	name := strings.Trim(unsafeNameRun.ReplaceAllString(full, "_"), "_")
+	if name == "" {
+		name = "tool"
+	}
+	if len(name) > 64 {
+		sum := sha256.Sum256([]byte(full))
+		name = strings.TrimRight(name[:55], "_-") + "_" + hex.EncodeToString(sum[:4])
+	}
+	return name
+}
