@@ -27,4 +27,3 @@ func TestToolName(t *testing.T) {
 		t.Errorf("long names: %q and %q must differ and be stable", a, b)
 	}
 }
-
