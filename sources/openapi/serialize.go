@@ -14,11 +14,18 @@ package openapi
 //   - Arrays and objects nested inside arrays or objects have no form in these
 //     styles (deepObject included: the specification defines one level only);
 //     they are refused, as is null inside an array or object.
-//   - Every value text is percent-encoded except the RFC 3986 unreserved
-//     characters (A-Z a-z 0-9 - . _ ~), so no value can add a path segment, a
-//     query pair, a fragment or a style delimiter. The delimiters the style
-//     itself writes are the ones the examples table shows (',' '|' '.' ';' '='
-//     "%20" and deepObject's brackets), so values and structure never mix.
+//   - In the path and query every value text is percent-encoded except the
+//     RFC 3986 unreserved characters (A-Z a-z 0-9 - . _ ~; allowReserved
+//     relaxes this for query values, see queryReservedKept), so no value can
+//     add a path segment, a query pair, a fragment or a style delimiter. The
+//     delimiters the style itself writes are the ones the examples table
+//     shows (',' '|' '.' ';' '=' "%20" and deepObject's brackets), so values
+//     and structure never mix. Header values are sent as they are but refuse
+//     control characters; cookie values are percent-encoded outside RFC
+//     6265's cookie-octets.
+//   - An empty object key is refused: in the exploded styles it would become
+//     an empty name, and deepObject's "name[]" means "append to a list" to
+//     common decoders (PHP, qs).
 //   - Errors name the parameter, never its value: values may be secrets.
 
 import (
@@ -53,6 +60,16 @@ var stylesByLocation = map[string][]string{
 	"header": {"simple"},
 	"cookie": {"form"},
 }
+
+// Delimiters written literally, as the 3.1.0 "Style Examples" table shows
+// them. The 3.0.4/3.1.1 table percent-encodes them (%7C, %5B, %5D), which RFC
+// 3986 requires and which servers that refuse them raw (Tomcat's default)
+// need; both forms decode to the same value, so switching is only this.
+const (
+	pipeDelimiter = "|"
+	deepOpen      = "["
+	deepClose     = "]"
+)
 
 var knownStyles = []string{"matrix", "label", "form", "simple", "spaceDelimited", "pipeDelimited", "deepObject"}
 
@@ -179,6 +196,9 @@ func (p paramSpec) shapeOf(value any) (shape, error) {
 		slices.Sort(keys)
 		pairs := make([][2]string, len(keys))
 		for i, k := range keys {
+			if k == "" {
+				return shape{}, fmt.Errorf("%s parameter %q: an object key is empty", p.In, p.Name)
+			}
 			t, err := p.scalarText(v[k], true)
 			if err != nil {
 				return shape{}, err
@@ -366,7 +386,7 @@ func (p paramSpec) encodeQuery(style string, explode bool, v shape) ([]string, e
 			}
 			return paramSpec{Name: p.Name, In: "query", AllowReserved: p.AllowReserved}.encodeQuery("form", true, v)
 		}
-		sep := "|"
+		sep := pipeDelimiter
 		if style == "spaceDelimited" {
 			// A space inside an item would be sent as %20, the delimiter
 			// itself: the upstream would see two items. Refused, not guessed.
@@ -379,7 +399,10 @@ func (p paramSpec) encodeQuery(style string, explode bool, v shape) ([]string, e
 		}
 		return []string{name + "=" + joinQuery(v, item, key, sep)}, nil
 
-	default: // deepObject; explode makes no difference to it in practice
+	default:
+		// deepObject. The specification leaves explode=false undefined for it
+		// although false is its default, so specs often omit explode; both
+		// are serialized the same way, as every tool does.
 		if v.kind != kindObject {
 			return nil, fmt.Errorf("query parameter %q: style deepObject serializes objects only", p.Name)
 		}
@@ -390,7 +413,7 @@ func (p paramSpec) encodeQuery(style string, explode bool, v shape) ([]string, e
 			if strings.ContainsAny(kv[0], "[]") {
 				return nil, fmt.Errorf("query parameter %q: style deepObject cannot carry an object key that contains '[' or ']'", p.Name)
 			}
-			out[i] = name + "[" + key(kv[0]) + "]=" + val(kv[1])
+			out[i] = name + deepOpen + key(kv[0]) + deepClose + "=" + val(kv[1])
 		}
 		return out, nil
 	}
