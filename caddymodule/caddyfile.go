@@ -233,7 +233,7 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 			return c, d.Errf("connector %q: unrecognized sub-directive %q", c.Name, sub)
 		}
 	}
-	return c, nil
+	return c, checkConnectorSafety(&c)
 }
 
 // parseTool reads `tool <name> { ... }`.

@@ -212,7 +212,7 @@ func TestDBSafetySurvivesBackendKill(t *testing.T) {
 			dsn := withParams(t, postgresURL(), "application_name", app)
 			readOnly := ""
 			if ro {
-				readOnly = "read_only"
+				readOnly = "read_only\n\t\t\tblock_functions none" // the sleep tool
 			}
 			g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {

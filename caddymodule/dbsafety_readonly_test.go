@@ -1,0 +1,129 @@
+package caddymodule
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/edgemcp/edgemcp/internal/testmysql"
+)
+
+// TestDBSafetyReadOnlyDefaultBlockList runs, on the real servers, each
+// statement the default block list of a read_only connector refuses: with
+// the list dropped (block_functions none) the database runs it inside its
+// READ ONLY transaction, so only the load check stands between a tool and
+// the side effect; with the list in place, loading the tool fails and
+// names the function.
+func TestDBSafetyReadOnlyDefaultBlockList(t *testing.T) {
+	db := testDB(t)
+	tests := []struct {
+		typ, dsn, stmt, fn string
+	}{
+		{"postgres", postgresURL(), "SELECT lo_from_bytea(0, 'x'::bytea) AS oid", "lo_from_bytea"},
+		{"postgres", postgresURL(), "SELECT lo_create(0) AS oid", "lo_create"},
+		{"postgres", postgresURL(), "SELECT set_config('search_path', current_setting('search_path'), false) AS v", "set_config"},
+		{"postgres", postgresURL(), "SELECT pg_try_advisory_lock(424242) AND pg_advisory_unlock(424242) AS ok", "pg_try_advisory_lock"},
+		{"postgres", postgresURL(), "SELECT pg_notify('edgemcp_test', 'x') IS NULL AS sent", "pg_notify"},
+		{"postgres", postgresURL(), "SELECT pg_sleep(0) IS NULL AS slept", "pg_sleep"},
+		{"postgres", postgresURL(), "SELECT length(pg_read_file('PG_VERSION')) AS n", "pg_read_file"},
+		{"postgres", postgresURL(), "SELECT count(*) AS n FROM pg_ls_dir('.')", "pg_ls_dir"},
+		{"postgres", postgresURL(), "SELECT (pg_stat_file('PG_VERSION')).size AS n", "pg_stat_file"},
+		{"postgres", postgresURL(), "SELECT pg_cancel_backend(pg_backend_pid() + 1000000) AS done", "pg_cancel_backend"},
+		{"postgres", postgresURL(), "SELECT query_to_xml('select 1 as a', true, false, '')::text AS x", "query_to_xml"},
+		{"postgres", postgresURL(), "SELECT txid_current() > 0 AS assigned", "txid_current"},
+		{"mysql", testmysql.DSN(t), "SELECT GET_LOCK('edgemcp_test', 0) + RELEASE_LOCK('edgemcp_test') AS n", "get_lock"},
+		{"mysql", testmysql.DSN(t), "SELECT RELEASE_ALL_LOCKS() AS n", "release_all_locks"},
+		{"mysql", testmysql.DSN(t), "SELECT LOAD_FILE('/etc/hostname') IS NULL AS unreadable", "load_file"},
+		{"mysql", testmysql.DSN(t), "SELECT SLEEP(0) AS s", "sleep"},
+		{"mysql", testmysql.DSN(t), "SELECT BENCHMARK(1, 1) AS b", "benchmark"},
+	}
+	conns := map[string]connectorRef{}
+	for _, typ := range []string{"postgres", "mysql"} {
+		dsn := postgresURL()
+		if typ == "mysql" {
+			dsn = testmysql.DSN(t)
+		}
+		cfg := ConnectorConfig{Name: typ, Type: typ, DSN: dsn, ReadOnly: true, MaxConns: 1}
+		conn, key, err := acquireConnector(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { releaseConnector(key) })
+		conns[typ] = connectorRef{config: cfg, conn: conn}
+		none := cfg
+		none.Name, none.NoDefaultBlocks = typ+"-none", true
+		conns[none.Name] = connectorRef{config: none, conn: conn}
+	}
+	for _, tt := range tests {
+		// The database runs it, READ ONLY or not.
+		rows, err := conns[tt.typ].conn.Query(context.Background(), tt.stmt, nil)
+		if err != nil {
+			t.Errorf("%s %q on a read_only connector: %v (the database refuses it: the default list need not)", tt.typ, tt.stmt, err)
+			continue
+		}
+		if strings.HasPrefix(tt.fn, "lo_") {
+			// Committed: the large object outlives the READ ONLY call.
+			oid := fmt.Sprint(rows.Values[0][0])
+			var n int
+			if err := db.QueryRow(context.Background(), "SELECT count(*) FROM pg_largeobject_metadata WHERE oid = $1::text::oid", oid).Scan(&n); err != nil || n != 1 {
+				t.Errorf("%s: large object %v after the call: count %d, %v", tt.stmt, oid, n, err)
+			}
+			execSQL(t, db, "SELECT lo_unlink($1::text::oid)", oid)
+		}
+		// Loading the tool fails, naming the function.
+		_, err = buildTool(ToolConfig{Name: "t", Description: "d", Use: tt.typ, Statement: tt.stmt}, conns, caddy.NewReplacer(), nil)
+		if want := "calls " + tt.fn + "(), which a read_only connector refuses by default"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s %q: load error %v, want %q", tt.typ, tt.stmt, err, want)
+		}
+		// block_functions none drops the list.
+		if _, err := buildTool(ToolConfig{Name: "t", Description: "d", Use: tt.typ + "-none", Statement: tt.stmt}, conns, caddy.NewReplacer(), nil); err != nil {
+			t.Errorf("%s %q with block_functions none: %v", tt.typ, tt.stmt, err)
+		}
+	}
+
+	// An enum input in function-name position may not offer a listed name.
+	enum := ToolConfig{Name: "t", Description: "d", Use: "postgres",
+		Statement: "SELECT {{ inputs.fn | ident }}(1) AS x",
+		Inputs:    []InputConfig{{Name: "fn", Type: "string", Required: true, Enum: []string{"abs", "pg_advisory_lock"}}}}
+	if _, err := buildTool(enum, conns, caddy.NewReplacer(), nil); err == nil || !strings.Contains(err.Error(), "calls pg_advisory_lock(), which a read_only connector refuses by default") {
+		t.Errorf("enum offering pg_advisory_lock: %v", err)
+	}
+
+	// MariaDB user variables: the assignment is run by the server in READ
+	// ONLY, and refused at load.
+	if _, err := conns["mysql"].conn.Query(context.Background(), "SELECT @edgemcp_v := 1 AS v", nil); err != nil {
+		t.Errorf("@v := on a read_only connector: %v", err)
+	}
+	_, err := buildTool(ToolConfig{Name: "t", Description: "d", Use: "mysql", Statement: "SELECT @edgemcp_v := 1 AS v"}, conns, caddy.NewReplacer(), nil)
+	if err == nil || !strings.Contains(err.Error(), ":= assigns a user variable") {
+		t.Errorf("@v := load error: %v", err)
+	}
+
+	// SQLite: load_extension is listed although the driver refuses it.
+	path := filepath.Join(t.TempDir(), "x.db")
+	rw, rwKey, err := acquireConnector(ConnectorConfig{Name: "lite", Type: "sqlite", DSN: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseConnector(rwKey)
+	if _, err := rw.Query(context.Background(), "CREATE TABLE t (x int)", nil); err != nil {
+		t.Fatal(err)
+	}
+	lite := ConnectorConfig{Name: "lite", Type: "sqlite", DSN: path, ReadOnly: true}
+	conn, key, err := acquireConnector(lite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseConnector(key)
+	if _, err := conn.Query(context.Background(), "SELECT load_extension('x') AS x", nil); err == nil || !strings.Contains(err.Error(), "not authorized") {
+		t.Errorf("sqlite load_extension: %v, want not authorized", err)
+	}
+	conns["lite"] = connectorRef{config: lite, conn: conn}
+	if _, err := buildTool(ToolConfig{Name: "t", Description: "d", Use: "lite", Statement: "SELECT load_extension('x') AS x"}, conns, caddy.NewReplacer(), nil); err == nil || !strings.Contains(err.Error(), "calls load_extension()") {
+		t.Errorf("sqlite load_extension load error: %v", err)
+	}
+}
