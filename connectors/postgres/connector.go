@@ -59,6 +59,10 @@ func (c *Connector) query(ctx context.Context, sql string, args []any) (*pipelin
 	if c.readOnly {
 		res, err = c.queryReadOnly(ctx, conn, sql, args)
 	} else {
+		// The statement is not pipelined with the reset: it may be one
+		// that cannot run inside the implicit transaction a pipeline is
+		// (VACUUM, CREATE INDEX CONCURRENTLY). The reset costs a round trip.
+		defer resetSession(ctx, conn)
 		rows, qerr := conn.Query(ctx, sql, args...)
 		if qerr != nil {
 			return nil, qerr

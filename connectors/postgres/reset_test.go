@@ -1,0 +1,95 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/edgemcp/edgemcp/connectors/internal/testpg"
+	"github.com/edgemcp/edgemcp/connectors/postgres"
+)
+
+// TestSessionReset: on a one-connection pool, whatever a call leaves in
+// its session (a setting, a role, an advisory lock, LISTEN, a temporary
+// table), the next caller does not find it, on the read_only path (reset
+// pipelined with the statement) and the read-write one (reset after it),
+// after a success and after a failure.
+func TestSessionReset(t *testing.T) {
+	admin := testpg.Conn(t)
+	for _, ro := range []bool{false, true} {
+		t.Run(fmt.Sprintf("read_only=%t", ro), func(t *testing.T) {
+			c := open(t, postgres.Config{ReadOnly: ro, MaxConns: 1, StatementTimeout: 1234 * time.Millisecond})
+			key := time.Now().UnixNano()
+			locked := func() bool {
+				var free bool
+				if err := admin.QueryRow(context.Background(), "SELECT pg_try_advisory_lock($1)", key).Scan(&free); err != nil {
+					t.Fatal(err)
+				}
+				if free {
+					testpg.Exec(t, admin, "SELECT pg_advisory_unlock($1)", key)
+				}
+				return !free
+			}
+
+			// Caller A turns the statement timeout off for the session;
+			// caller B still runs under the connector's.
+			scalar(t, c, "SELECT set_config('statement_timeout', '0', false)")
+			if got := scalar(t, c, "SELECT current_setting('statement_timeout')"); got != "1234ms" {
+				t.Errorf("statement_timeout after set_config by the previous caller: %v, want 1234ms", got)
+			}
+			scalar(t, c, "SELECT set_config('role', 'pg_monitor', false)")
+			if got := scalar(t, c, "SELECT current_user = session_user"); got != true {
+				t.Errorf("role set by the previous caller still in force")
+			}
+
+			// A session advisory lock is released with the call.
+			scalar(t, c, "SELECT pg_advisory_lock($1::int8)", key)
+			if locked() {
+				t.Errorf("advisory lock taken by a finished call is still held")
+			}
+			// Also when the statement fails after taking it (a session
+			// lock survives the rollback).
+			if _, err := c.Query(context.Background(), "SELECT pg_advisory_lock($1::int8), 1/0", []any{key}); err == nil {
+				t.Fatal("1/0 did not fail")
+			}
+			if locked() {
+				t.Errorf("advisory lock taken by a failed call is still held")
+			}
+
+			// pgx's prepared statements survive the reset (no re-prepare
+			// per call): the cached statements are still there.
+			if n := scalar(t, c, "SELECT count(*) FROM pg_prepared_statements"); n.(int64) == 0 {
+				t.Errorf("no prepared statement left on the connection after the reset")
+			}
+			if got := scalar(t, c, "SELECT current_setting('application_name')"); got != "edgemcp" {
+				t.Errorf("application_name after reset: %v", got)
+			}
+			if !ro {
+				return
+			}
+			if got := scalar(t, c, "SELECT current_setting('default_transaction_read_only')"); got != "on" {
+				t.Errorf("default_transaction_read_only after reset: %v", got)
+			}
+		})
+	}
+}
+
+// TestSessionResetReadWrite: statements only a read-write connector runs.
+func TestSessionResetReadWrite(t *testing.T) {
+	c := open(t, postgres.Config{MaxConns: 1, StatementTimeout: 1234 * time.Millisecond})
+	for _, tt := range []struct{ leave, check string }{
+		{"SET statement_timeout = 0", "SELECT current_setting('statement_timeout') = '1234ms'"},
+		{"SET search_path = pg_catalog", "SELECT current_setting('search_path') <> 'pg_catalog'"},
+		{"LISTEN edgemcp_reset_test", "SELECT count(*) = 0 FROM pg_listening_channels()"},
+		{"CREATE TEMP TABLE edgemcp_reset_test (a int)", "SELECT to_regclass('pg_temp.edgemcp_reset_test') IS NULL"},
+		{"DECLARE edgemcp_cur CURSOR WITH HOLD FOR SELECT 1", "SELECT count(*) = 0 FROM pg_cursors WHERE name = 'edgemcp_cur'"},
+	} {
+		if _, err := c.Query(context.Background(), tt.leave, nil); err != nil {
+			t.Fatalf("%s: %v", tt.leave, err)
+		}
+		if got := scalar(t, c, tt.check); got != true {
+			t.Errorf("after %q by the previous caller: %s is %v", tt.leave, tt.check, got)
+		}
+	}
+}
