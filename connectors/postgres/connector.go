@@ -62,7 +62,7 @@ func (c *Connector) query(ctx context.Context, sql string, args []any) (*pipelin
 		// The statement is not pipelined with the reset: it may be one
 		// that cannot run inside the implicit transaction a pipeline is
 		// (VACUUM, CREATE INDEX CONCURRENTLY). The reset costs a round trip.
-		defer resetSession(ctx, conn)
+		defer resetSession(ctx, conn, sessionResetQuery)
 		rows, qerr := conn.Query(ctx, sql, args...)
 		if qerr != nil {
 			return nil, qerr

@@ -12,7 +12,7 @@ import (
 const rollbackTimeout = 2 * time.Second
 
 // queryReadOnly sends BEGIN READ ONLY, the statement, COMMIT and the
-// session reset (reset.go) as one pipelined batch: one round trip (plus,
+// session reset (readOnlyReset) as one pipelined batch: one round trip (plus,
 // the first time a connection sees a statement, the Parse/Describe pgx's
 // statement cache needs), and the server refuses any write with SQLSTATE
 // 25006.
@@ -36,7 +36,7 @@ func (c *Connector) queryReadOnly(ctx context.Context, conn *pgx.Conn, sql strin
 			res, err = nil, cerr
 		}
 		if err != nil {
-			resetSession(ctx, conn)
+			resetSession(ctx, conn, readOnlyResetQuery)
 		}
 	}()
 

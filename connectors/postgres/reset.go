@@ -28,21 +28,37 @@ var sessionReset = []string{
 	"DISCARD SEQUENCES",
 }
 
-// sessionResetQuery is sessionReset as one simple-protocol query (one
-// round trip), used after a statement that could not carry the reset in
-// its own pipeline.
-var sessionResetQuery = strings.Join(sessionReset, "; ")
+// readOnlyReset is the part of sessionReset a statement in a READ ONLY
+// transaction can need, even through a function of the operator's: it can
+// change settings and the role (set_config), take session advisory locks
+// and LISTEN, but not create a temporary table, declare a cursor WITH
+// HOLD, advance a sequence or change the session authorization (which
+// needs a superuser). Pipelined after COMMIT it costs no round trip, and
+// each command left out is server time saved on every call.
+var readOnlyReset = []string{
+	"RESET ALL",
+	"RESET ROLE",
+	"SELECT pg_advisory_unlock_all()",
+	"UNLISTEN *",
+}
 
-// queueReset appends the reset to a batch: it then costs no round trip.
+// Each reset as one simple-protocol query (one round trip), for when it
+// cannot ride in the statement's own pipeline.
+var (
+	sessionResetQuery  = strings.Join(sessionReset, "; ")
+	readOnlyResetQuery = strings.Join(readOnlyReset, "; ")
+)
+
+// queueReset appends readOnlyReset to a batch.
 func queueReset(b *pgx.Batch) {
-	for _, q := range sessionReset {
+	for _, q := range readOnlyReset {
 		b.Queue(q)
 	}
 }
 
 // readReset reads the results of queueReset's commands.
 func readReset(br pgx.BatchResults) error {
-	for range sessionReset {
+	for range readOnlyReset {
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
@@ -51,17 +67,17 @@ func readReset(br pgx.BatchResults) error {
 }
 
 // resetSession ends any transaction left open on conn and resets its
-// session, in one round trip, under its own short deadline (after a
-// cancellation ctx is already done, and the connection is still worth
-// saving). A connection it cannot reset is closed: pgxpool then discards
-// it rather than hand its session to the next caller.
-func resetSession(ctx context.Context, conn *pgx.Conn) {
+// session (q: sessionResetQuery or readOnlyResetQuery) in one round trip,
+// under its own short deadline (after a cancellation ctx is already done,
+// and the connection is still worth saving). A connection it cannot
+// reset is closed: pgxpool then discards it rather than hand its session
+// to the next caller.
+func resetSession(ctx context.Context, conn *pgx.Conn, q string) {
 	if conn.IsClosed() {
 		return
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 	defer cancel()
-	q := sessionResetQuery
 	if conn.PgConn().TxStatus() != 'I' {
 		// Left inside a transaction, or an aborted one (a failed READ ONLY
 		// batch). Not on an idle session: the server would log a warning.
