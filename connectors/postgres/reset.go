@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
 )
 
 // sessionReset puts a pooled connection's session back as it was opened
@@ -42,28 +44,40 @@ var readOnlyReset = []string{
 	"UNLISTEN *",
 }
 
-// Each reset as one simple-protocol query (one round trip), for when it
-// cannot ride in the statement's own pipeline.
-var (
-	sessionResetQuery  = strings.Join(sessionReset, "; ")
-	readOnlyResetQuery = strings.Join(readOnlyReset, "; ")
-)
+// pipelinedReset follows a read-write statement that can share a
+// pipeline with it (pipelinable): readOnlyReset, plus what a function
+// called by the statement can leave in a read-write transaction
+// (temporary tables, currval/lastval). A statement that could leave
+// anything else (SET, LISTEN, DECLARE ... WITH HOLD, SET SESSION
+// AUTHORIZATION) does not start like a query or a DML statement, and gets
+// the whole sessionReset after it.
+var pipelinedReset = append(append([]string{}, readOnlyReset...), "DISCARD TEMP", "DISCARD SEQUENCES")
 
-// queueReset appends readOnlyReset to a batch.
-func queueReset(b *pgx.Batch) {
-	for _, q := range readOnlyReset {
-		b.Queue(q)
+// sessionResetQuery is sessionReset as one simple-protocol query: one
+// round trip.
+var sessionResetQuery = strings.Join(sessionReset, "; ")
+
+// pipelinable reports whether a read-write statement may run in a
+// pipeline, inside the implicit transaction it makes, followed by
+// pipelinedReset: a query or a DML statement. Others (VACUUM, CREATE INDEX
+// CONCURRENTLY, SET ...) run alone, and sessionReset after them.
+func pipelinable(sql string) bool {
+	toks, err := sqltemplate.Lex(sql, sqltemplate.Postgres)
+	if err != nil {
+		return false
 	}
+	for _, t := range toks {
+		if t.IsPunct("(") {
+			continue
+		}
+		return (t.Kind == sqltemplate.Keyword || t.Kind == sqltemplate.Identifier) && pipelineVerbs[strings.ToUpper(t.Text)]
+	}
+	return false
 }
 
-// readReset reads the results of queueReset's commands.
-func readReset(br pgx.BatchResults) error {
-	for range readOnlyReset {
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-	}
-	return nil
+var pipelineVerbs = map[string]bool{
+	"SELECT": true, "WITH": true, "VALUES": true, "TABLE": true,
+	"INSERT": true, "UPDATE": true, "DELETE": true, "MERGE": true,
 }
 
 // resetSession ends any transaction left open on conn and resets its

@@ -75,10 +75,21 @@ func TestSessionReset(t *testing.T) {
 	}
 }
 
-// TestSessionResetReadWrite: statements only a read-write connector runs.
+// TestSessionResetReadWrite: statements only a read-write connector runs,
+// alone (SET, LISTEN ...: reset after them) or pipelined with the reset
+// (queries and DML, also through a function of the schema).
 func TestSessionResetReadWrite(t *testing.T) {
+	admin := testpg.Conn(t)
+	s := testpg.Schema(t, admin)
+	testpg.Exec(t, admin, "CREATE SEQUENCE "+s+".seq")
+	testpg.Exec(t, admin, "CREATE TABLE "+s+".items (id int)")
+	testpg.Exec(t, admin, `CREATE FUNCTION `+s+`.make_temp() RETURNS int LANGUAGE plpgsql AS $$
+		BEGIN CREATE TEMP TABLE items (id int); INSERT INTO items VALUES (666); RETURN 1; END $$`)
 	c := open(t, postgres.Config{MaxConns: 1, StatementTimeout: 1234 * time.Millisecond})
 	for _, tt := range []struct{ leave, check string }{
+		{"SELECT " + s + ".make_temp()", "SELECT to_regclass('pg_temp.items') IS NULL"},
+		{"INSERT INTO " + s + ".items VALUES (1) RETURNING id", "SELECT count(*) = 1 FROM " + s + ".items"},
+		{"VACUUM " + s + ".items", "SELECT true"}, // not in a pipeline: it could not run there
 		{"SET statement_timeout = 0", "SELECT current_setting('statement_timeout') = '1234ms'"},
 		{"SET search_path = pg_catalog", "SELECT current_setting('search_path') <> 'pg_catalog'"},
 		{"LISTEN edgemcp_reset_test", "SELECT count(*) = 0 FROM pg_listening_channels()"},
@@ -91,5 +102,18 @@ func TestSessionResetReadWrite(t *testing.T) {
 		if got := scalar(t, c, tt.check); got != true {
 			t.Errorf("after %q by the previous caller: %s is %v", tt.leave, tt.check, got)
 		}
+	}
+}
+
+// TestSessionResetSequences: currval/lastval of a previous caller's
+// nextval are not readable by the next caller.
+func TestSessionResetSequences(t *testing.T) {
+	admin := testpg.Conn(t)
+	s := testpg.Schema(t, admin)
+	testpg.Exec(t, admin, "CREATE SEQUENCE "+s+".seq")
+	c := open(t, postgres.Config{MaxConns: 1})
+	scalar(t, c, "SELECT nextval('"+s+".seq')")
+	if _, err := c.Query(context.Background(), "SELECT lastval()", nil); err == nil {
+		t.Errorf("lastval() answered the previous caller's nextval")
 	}
 }
