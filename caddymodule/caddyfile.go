@@ -185,6 +185,7 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 	if !isConnectorType(c.Type) {
 		return c, d.Errf("connector %q: unknown type %q (want %s)", c.Name, c.Type, knownConnectorTypes())
 	}
+	var dropDefaultAt error // block_functions none/only, if not read_only
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		switch sub := d.Val(); sub {
 		case "max_conns":
@@ -219,8 +220,12 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 			}
 			c.StatementTimeout = caddy.Duration(dur)
 		case "max_waiting", "queue_timeout", "required", "block_functions":
+			dropped := c.NoDefaultBlocks
 			if err := parseConnectorSafety(d, &c, sub); err != nil {
 				return c, err
+			}
+			if !dropped && c.NoDefaultBlocks {
+				dropDefaultAt = dropDefaultError(d, &c)
 			}
 		case "seed":
 			if c.Type != "sqlite" {
@@ -233,7 +238,10 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 			return c, d.Errf("connector %q: unrecognized sub-directive %q", c.Name, sub)
 		}
 	}
-	return c, checkConnectorSafety(&c)
+	if dropDefaultAt != nil && !c.ReadOnly {
+		return c, dropDefaultAt
+	}
+	return c, nil
 }
 
 // parseTool reads `tool <name> { ... }`.

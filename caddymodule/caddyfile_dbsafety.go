@@ -89,8 +89,6 @@ func parseConnectorSafety(d *caddyfile.Dispenser, c *ConnectorConfig, sub string
 			}
 			c.NoDefaultBlocks = true
 			names = names[1:]
-			// Checked when the block ends: read_only may come later.
-			c.dropDefaultAt = d.Errf("connector %q: block_functions %s drops the default list of a read_only connector, but this connector is not read_only (it has no default list): write block_functions <name...>", c.Name, names0(names))
 		}
 		for _, n := range names {
 			if n == blockNone || n == blockOnly {
@@ -105,22 +103,15 @@ func parseConnectorSafety(d *caddyfile.Dispenser, c *ConnectorConfig, sub string
 	return nil
 }
 
-// names0 names the block_functions form whose remaining names are rest.
-func names0(rest []string) string {
-	if len(rest) == 0 {
-		return blockNone
+// dropDefaultError is the error for block_functions none or only on a
+// connector that is not read_only, made while d is on that line (the
+// block's end decides: read_only may come after it).
+func dropDefaultError(d *caddyfile.Dispenser, c *ConnectorConfig) error {
+	form := blockOnly
+	if len(c.BlockFunctions) == 0 {
+		form = blockNone
 	}
-	return blockOnly
-}
-
-// checkConnectorSafety runs the checks that need the whole connector
-// block; d is at its end.
-func checkConnectorSafety(c *ConnectorConfig) error {
-	if c.NoDefaultBlocks && !c.ReadOnly && c.dropDefaultAt != nil {
-		return c.dropDefaultAt
-	}
-	c.dropDefaultAt = nil
-	return nil
+	return d.Errf("connector %q: block_functions %s drops the default list of a read_only connector, but this connector is not read_only (it has no default list): write block_functions <name...>", c.Name, form)
 }
 
 // statementRules are the load-time checks for statements on connector c:

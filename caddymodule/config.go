@@ -44,10 +44,6 @@ type ConnectorConfig struct {
 	// NoDefaultBlocks drops a read_only connector's default block list
 	// (Caddyfile block_functions none, or only <name...>).
 	NoDefaultBlocks bool `json:"no_default_block_functions,omitempty"`
-
-	// dropDefaultAt is the Caddyfile error for none/only on a connector
-	// that turns out not to be read_only.
-	dropDefaultAt error
 }
 
 // ToolConfig declares one tool.
