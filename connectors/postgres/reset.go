@@ -81,7 +81,7 @@ var pipelineVerbs = map[string]bool{
 }
 
 // resetSession ends any transaction left open on conn and resets its
-// session (q: sessionResetQuery or readOnlyResetQuery) in one round trip,
+// session (q: reset commands joined by ";") in one round trip,
 // under its own short deadline (after a cancellation ctx is already done,
 // and the connection is still worth saving). A connection it cannot
 // reset is closed: pgxpool then discards it rather than hand its session
