@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 
@@ -82,6 +84,23 @@ func TestDBSafetyReadOnlyDefaultBlockList(t *testing.T) {
 		// block_functions none drops the list.
 		if _, err := buildTool(ToolConfig{Name: "t", Description: "d", Use: tt.typ + "-none", Statement: tt.stmt}, conns, caddy.NewReplacer(), nil); err != nil {
 			t.Errorf("%s %q with block_functions none: %v", tt.typ, tt.stmt, err)
+		}
+	}
+
+	// Sequence writes are not listed: READ ONLY refuses them itself.
+	seqPG := "edgemcp_ro_seq_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	execSQL(t, db, "CREATE SEQUENCE "+seqPG)
+	t.Cleanup(func() { execSQL(t, db, "DROP SEQUENCE IF EXISTS "+seqPG) })
+	seqMy := testmysql.Table(t, "seq")
+	testmysql.Exec(t, "CREATE SEQUENCE "+seqMy)
+	for _, tt := range []struct{ typ, stmt, want string }{
+		{"postgres", "SELECT nextval('" + seqPG + "')", "25006"},
+		{"postgres", "SELECT setval('" + seqPG + "', 5)", "25006"},
+		{"mysql", "SELECT NEXTVAL(" + seqMy + ")", "1792"},
+		{"mysql", "SELECT SETVAL(" + seqMy + ", 5)", "1792"},
+	} {
+		if _, err := conns[tt.typ].conn.Query(context.Background(), tt.stmt, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s %q on a read_only connector: %v, want the database's refusal (%s)", tt.typ, tt.stmt, err, tt.want)
 		}
 	}
 
