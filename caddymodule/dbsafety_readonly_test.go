@@ -146,3 +146,85 @@ func TestDBSafetyReadOnlyDefaultBlockList(t *testing.T) {
 		t.Errorf("sqlite load_extension load error: %v", err)
 	}
 }
+
+// TestDBSafetySessionNotShared: through the gateway, on one-connection
+// read-write pools, what one tool call leaves in its database session is
+// gone for the next call: a Postgres statement_timeout turned off with
+// set_config (allowed off read_only) and an advisory lock; a MariaDB user
+// variable and named lock.
+func TestDBSafetySessionNotShared(t *testing.T) {
+	lock := testmysql.Table(t, "lock")
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		connector pg postgres %q {
+			max_conns 1
+			statement_timeout 1234ms
+		}
+		connector my mysql %q {
+			max_conns 1
+		}
+		tool pg-untimed {
+			description "Turns the session's statement timeout off"
+			use pg
+			statement "SELECT set_config('statement_timeout', '0', false) AS v"
+		}
+		tool pg-timeout {
+			description "The session's statement timeout"
+			use pg
+			statement "SELECT current_setting('statement_timeout') AS v"
+		}
+		tool pg-lock {
+			description "Takes a session advisory lock"
+			use pg
+			statement "SELECT pg_advisory_lock(4242420) IS NULL AS v"
+		}
+		tool my-set {
+			description "Sets a user variable"
+			use my
+			statement "SELECT @edgemcp_e2e := {{ inputs.x }} AS v"
+			input x int required
+		}
+		tool my-get {
+			description "Reads the user variable"
+			use my
+			statement "SELECT @edgemcp_e2e AS v"
+		}
+		tool my-lock {
+			description "Takes a named lock"
+			use my
+			statement "SELECT GET_LOCK('%s', 0) AS v"
+		}
+	}
+}`, postgresURL(), testmysql.DSN(t), lock))
+	s := g.rawSession(t, "2025-11-25")
+	value := func(tool string, args any) any {
+		t.Helper()
+		rows := s.call(t, tool, args).tool(t).rows(t)
+		if len(rows) != 1 {
+			t.Fatalf("%s: rows %v", tool, rows)
+		}
+		return rows[0]["v"]
+	}
+	value("pg-untimed", map[string]any{})
+	if v := value("pg-timeout", map[string]any{}); v != "1234ms" {
+		t.Errorf("statement_timeout after the previous call's set_config: %v, want 1234ms", v)
+	}
+	value("pg-lock", map[string]any{})
+	var free bool
+	if err := testDB(t).QueryRow(context.Background(), "SELECT pg_try_advisory_lock(4242420)").Scan(&free); err != nil || !free {
+		t.Errorf("advisory lock after the call that took it: free=%t %v", free, err)
+	}
+	execSQL(t, testDB(t), "SELECT pg_advisory_unlock_all()")
+
+	if v := value("my-set", map[string]any{"x": 42}); fmt.Sprint(v) != "42" {
+		t.Fatalf("my-set: %v", v)
+	}
+	if v := value("my-get", map[string]any{}); v != nil {
+		t.Errorf("user variable set by the previous call: %v, want null", v)
+	}
+	value("my-lock", map[string]any{})
+	var myFree int64
+	if err := testmysql.DB(t).QueryRow("SELECT IS_FREE_LOCK(?)", lock).Scan(&myFree); err != nil || myFree != 1 {
+		t.Errorf("named lock after the call that took it: free=%d %v", myFree, err)
+	}
+}
