@@ -37,6 +37,7 @@ func TestDBSafetyReadOnlyDefaultBlockList(t *testing.T) {
 		{"postgres", postgresURL(), "SELECT pg_cancel_backend(pg_backend_pid() + 1000000) AS done", "pg_cancel_backend"},
 		{"postgres", postgresURL(), "SELECT query_to_xml('select 1 as a', true, false, '')::text AS x", "query_to_xml"},
 		{"postgres", postgresURL(), "SELECT txid_current() > 0 AS assigned", "txid_current"},
+		{"postgres", postgresURL(), "SELECT ts_rewrite('a'::tsquery, 'SELECT ''a''::tsquery, ''b''::tsquery WHERE pg_try_advisory_lock(4242421) IS NOT NULL')::text AS q", "ts_rewrite"},
 		{"mysql", testmysql.DSN(t), "SELECT GET_LOCK('edgemcp_test', 0) + RELEASE_LOCK('edgemcp_test') AS n", "get_lock"},
 		{"mysql", testmysql.DSN(t), "SELECT RELEASE_ALL_LOCKS() AS n", "release_all_locks"},
 		{"mysql", testmysql.DSN(t), "SELECT LOAD_FILE('/etc/hostname') IS NULL AS unreadable", "load_file"},

@@ -53,7 +53,7 @@ func ReadOnlyBlockList(d Dialect) []string {
 			"set_config", "pg_advisory_*", "pg_try_advisory_*",
 			"pg_notify",
 			// SQL in a string (no load check reads it), other databases.
-			"query_to_xml*", "ts_stat", "dblink*",
+			"query_to_xml*", "ts_stat", "ts_rewrite", "dblink*",
 			"pg_sleep*",
 			// Server files.
 			"pg_read_file", "pg_read_binary_file", "pg_ls_*", "pg_stat_file", "pg_file_*",
