@@ -194,6 +194,7 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 	if !isConnectorType(c.Type) {
 		return c, d.Errf("connector %q: unknown type %q (want %s)", c.Name, c.Type, knownConnectorTypes())
 	}
+	var dropDefaultAt error // block_functions none/only, if not read_only
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		switch sub := d.Val(); sub {
 		case "max_conns":
@@ -228,8 +229,12 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 			}
 			c.StatementTimeout = caddy.Duration(dur)
 		case "max_waiting", "queue_timeout", "required", "block_functions":
+			dropped := c.NoDefaultBlocks
 			if err := parseConnectorSafety(d, &c, sub); err != nil {
 				return c, err
+			}
+			if !dropped && c.NoDefaultBlocks {
+				dropDefaultAt = dropDefaultError(d, &c)
 			}
 		case "seed":
 			if c.Type != "sqlite" {
@@ -241,6 +246,9 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 		default:
 			return c, d.Errf("connector %q: unrecognized sub-directive %q", c.Name, sub)
 		}
+	}
+	if dropDefaultAt != nil && !c.ReadOnly {
+		return c, dropDefaultAt
 	}
 	return c, nil
 }

@@ -25,8 +25,17 @@ var sqlDialects = map[string]sqltemplate.Dialect{
 	"mysql":    sqltemplate.MySQL,
 }
 
-// functionName is what block_functions accepts: an unqualified name.
-var functionName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`)
+// functionName is what block_functions accepts: an unqualified name, or a
+// pattern with one "*" (lo_*, pg_create_*_replication_slot).
+var functionName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*(\*[A-Za-z0-9_$]*)?$`)
+
+// The words that drop a read_only connector's default block list
+// (README "Database safety"): `block_functions none` blocks nothing,
+// `block_functions only <name...>` blocks exactly the names given.
+const (
+	blockNone = "none"
+	blockOnly = "only"
+)
 
 // parseConnectorSafety reads one of the safety sub-directives of a
 // connector block; d is on the sub-directive.
@@ -59,11 +68,34 @@ func parseConnectorSafety(d *caddyfile.Dispenser, c *ConnectorConfig, sub string
 		}
 		names := d.RemainingArgs()
 		if len(names) == 0 {
-			return d.Errf("connector %q: block_functions needs at least one function name", c.Name)
+			return d.Errf("connector %q: block_functions needs at least one function name (or none)", c.Name)
+		}
+		if c.NoDefaultBlocks {
+			return d.Errf("connector %q: block_functions: a connector with block_functions %s or %s has no other block_functions line", c.Name, blockNone, blockOnly)
+		}
+		switch names[0] {
+		case blockNone:
+			if len(names) > 1 {
+				return d.Errf("connector %q: block_functions %s takes no names; to block exactly some functions write block_functions %s <name...>", c.Name, blockNone, blockOnly)
+			}
+		case blockOnly:
+			if len(names) == 1 {
+				return d.Errf("connector %q: block_functions %s needs function names; to block nothing write block_functions %s", c.Name, blockOnly, blockNone)
+			}
+		}
+		if names[0] == blockNone || names[0] == blockOnly {
+			if len(c.BlockFunctions) > 0 {
+				return d.Errf("connector %q: block_functions %s replaces the list: it is the connector's only block_functions line", c.Name, names[0])
+			}
+			c.NoDefaultBlocks = true
+			names = names[1:]
 		}
 		for _, n := range names {
+			if n == blockNone || n == blockOnly {
+				return d.Errf("connector %q: block_functions: %s comes first, as in block_functions %s ...", c.Name, n, n)
+			}
 			if !functionName.MatchString(n) {
-				return d.Errf("connector %q: block_functions: %q is not a function name (write it without schema or quotes: a call is refused whatever qualifies it)", c.Name, n)
+				return d.Errf("connector %q: block_functions: %q is not a function name (write it without schema or quotes: a call is refused whatever qualifies it; one * stands for any characters)", c.Name, n)
 			}
 		}
 		c.BlockFunctions = append(c.BlockFunctions, names...)
@@ -71,9 +103,26 @@ func parseConnectorSafety(d *caddyfile.Dispenser, c *ConnectorConfig, sub string
 	return nil
 }
 
-// statementRules are the load-time checks for statements on connector c.
+// dropDefaultError is the error for block_functions none or only on a
+// connector that is not read_only, made while d is on that line (the
+// block's end decides: read_only may come after it).
+func dropDefaultError(d *caddyfile.Dispenser, c *ConnectorConfig) error {
+	form := blockOnly
+	if len(c.BlockFunctions) == 0 {
+		form = blockNone
+	}
+	return d.Errf("connector %q: block_functions %s drops the default list of a read_only connector, but this connector is not read_only (it has no default list): write block_functions <name...>", c.Name, form)
+}
+
+// statementRules are the load-time checks for statements on connector c:
+// a read_only one also refuses its dialect's default block list unless
+// block_functions none/only dropped it.
 func statementRules(c ConnectorConfig, readOnly bool) sqltemplate.Rules {
-	return sqltemplate.Rules{OneStatement: true, ReadOnly: readOnly, BlockFunctions: c.BlockFunctions}
+	r := sqltemplate.Rules{OneStatement: true, ReadOnly: readOnly, BlockFunctions: c.BlockFunctions}
+	if d, ok := sqlDialects[c.Type]; ok && readOnly && !c.NoDefaultBlocks {
+		r.DefaultBlocked = sqltemplate.ReadOnlyBlockList(d)
+	}
+	return r
 }
 
 // checkStatementsAtAdapt runs the statement checks on the Caddyfile's

@@ -37,8 +37,13 @@ type ConnectorConfig struct {
 	// database cannot be reached. Without it the connector's tools answer
 	// "connector unavailable" until it can, and then serve without a reload.
 	Required bool `json:"required,omitempty"`
-	// BlockFunctions are functions no statement on this connector may call.
+	// BlockFunctions are functions no statement on this connector may call
+	// ("*" in a name stands for any characters). On a read_only connector
+	// they add to sqltemplate.ReadOnlyBlockList.
 	BlockFunctions []string `json:"block_functions,omitempty"`
+	// NoDefaultBlocks drops a read_only connector's default block list
+	// (Caddyfile block_functions none, or only <name...>).
+	NoDefaultBlocks bool `json:"no_default_block_functions,omitempty"`
 }
 
 // ToolConfig declares one tool.

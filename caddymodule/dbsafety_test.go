@@ -236,7 +236,7 @@ func TestDBSafetySurvivesBackendKill(t *testing.T) {
 			dsn := withParams(t, postgresURL(t), "application_name", app)
 			readOnly := ""
 			if ro {
-				readOnly = "read_only"
+				readOnly = "read_only\n\t\t\tblock_functions none" // the sleep tool
 			}
 			g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {

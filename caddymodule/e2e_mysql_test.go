@@ -190,7 +190,9 @@ func TestMySQLConfigRefusedAtLoad(t *testing.T) {
 func TestEndToEndMySQLClientGoneKillsStatement(t *testing.T) {
 	tbl, _ := mysqlItems(t)
 	marker := strings.Replace(tbl, "_e2e_", "_gone_", 1)
-	g := startGateway(t, strings.Replace(mysqlCaddyfile(t, tbl), "\t\ttool get-item {", `		tool slow {
+	// The slow tool sleeps on the read_only connector: no default block list.
+	cf := strings.Replace(mysqlCaddyfile(t, tbl), "\t\t\tread_only\n", "\t\t\tread_only\n\t\t\tblock_functions none\n", 1)
+	g := startGateway(t, strings.Replace(cf, "\t\ttool get-item {", `		tool slow {
 			description "Sleeps"
 			use shop
 			statement "SELECT SLEEP({{ inputs.seconds }}) AS `+"`"+marker+"`"+`"

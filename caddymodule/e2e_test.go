@@ -45,6 +45,7 @@ func e2eCaddyfile(t testing.TB, extra string) string {
 			max_conns 4
 			read_only
 			statement_timeout 2s
+			block_functions only dblink* # the slow tool sleeps
 		}
 		connector lite sqlite %s {
 			read_only

@@ -57,4 +57,17 @@ func BenchmarkQuery(b *testing.B) {
 			}
 		})
 	}
+	// A statement that names a user variable: its connection is closed
+	// after the call (session.go), so every call opens and sets up a new
+	// one. The price of a session-changing tool, paid by it alone.
+	b.Run("session_changing", func(b *testing.B) {
+		c := open(b, Config{MaxConns: 4})
+		ctx := context.Background()
+		q := "SELECT id, @edgemcp_bench := name AS name FROM " + tbl + " WHERE id = ?"
+		for b.Loop() {
+			if _, err := c.Query(ctx, q, []any{rand.Int64N(n) + 1}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -40,6 +40,9 @@ type conn struct {
 	// connection: it is then closed instead of going back to the pool,
 	// where the KILL could hit the next caller's statement.
 	killed atomic.Bool
+	// dirty is set after a statement that may have left state in the
+	// session (session.go): the connection is closed instead of reused.
+	dirty atomic.Bool
 
 	mu    sync.Mutex
 	stmts map[string]driver.Stmt
@@ -225,10 +228,12 @@ func (cn *conn) Close() error {
 	return cn.driverConn.Close()
 }
 
-func (cn *conn) IsValid() bool { return !cn.killed.Load() && cn.driverConn.IsValid() }
+func (cn *conn) IsValid() bool {
+	return !cn.killed.Load() && !cn.dirty.Load() && cn.driverConn.IsValid()
+}
 
 func (cn *conn) ResetSession(ctx context.Context) error {
-	if cn.killed.Load() {
+	if cn.killed.Load() || cn.dirty.Load() {
 		return driver.ErrBadConn
 	}
 	return cn.driverConn.ResetSession(ctx)

@@ -110,6 +110,10 @@ func (c *Connector) Query(ctx context.Context, query string, args []any) (*pipel
 		return nil, publicError(ctx, qctx, err)
 	}
 	defer c.watch(qctx, cn)()
+	if changesSession(query) {
+		// Marked before the call: it may fail after changing the session.
+		cn.dirty.Store(true)
+	}
 
 	var rows *pipeline.Rows
 	if c.readOnly {

@@ -56,9 +56,16 @@ func (c *Connector) query(ctx context.Context, sql string, args []any) (*pipelin
 	conn := pc.Conn()
 
 	var res *result
-	if c.readOnly {
-		res, err = c.queryReadOnly(ctx, conn, sql, args)
-	} else {
+	switch {
+	case c.readOnly:
+		res, err = c.queryPipelined(ctx, conn, sql, args, true)
+	case pipelinable(sql):
+		res, err = c.queryPipelined(ctx, conn, sql, args, false)
+	default:
+		// Not pipelined with the reset: the statement may be one that
+		// cannot run inside the implicit transaction a pipeline is (VACUUM,
+		// CREATE INDEX CONCURRENTLY). The reset costs a round trip.
+		defer resetSession(ctx, conn, sessionResetQuery)
 		rows, qerr := conn.Query(ctx, sql, args...)
 		if qerr != nil {
 			return nil, qerr

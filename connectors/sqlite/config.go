@@ -75,6 +75,9 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 	db.SetMaxIdleConns(n) // database/sql keeps only 2 by default: reopening costs a page cache
 
 	c := &Connector{db: db, readOnly: cfg.ReadOnly, timeout: cfg.StatementTimeout, path: cfg.Path, maxRows: cfg.MaxRows}
+	if file, err := filePath(cfg.Path); err == nil && file != "" && !cfg.ReadOnly {
+		c.resetSessions = true
+	}
 	if c.maxRows <= 0 {
 		c.maxRows = pipeline.DefaultMaxRows
 	}

@@ -18,6 +18,9 @@ type Connector struct {
 	timeout  time.Duration
 	path     string // only to scrub it from error messages
 	maxRows  int
+	// resetSessions closes the connection of a statement that may change
+	// its session (session.go): read-write, not in memory.
+	resetSessions bool
 }
 
 // errStatementTimeout is the cause of a context ended by StatementTimeout,
@@ -49,7 +52,18 @@ func (c *Connector) Query(ctx context.Context, query string, args []any) (*pipel
 	if err != nil {
 		return nil, &pipeline.PublicError{Public: "cannot bind arguments", Cause: err}
 	}
-	rows, err := c.db.QueryContext(qctx, query, bound...)
+	var rows *sql.Rows
+	if c.resetSessions && changesSession(query) {
+		sc, cerr := c.db.Conn(qctx)
+		if cerr != nil {
+			return nil, c.publicError(ctx, qctx, cerr)
+		}
+		// Registered first, so it runs last: after the rows are closed.
+		defer func() { _ = sc.Raw(discardConn); _ = sc.Close() }()
+		rows, err = sc.QueryContext(qctx, query, bound...)
+	} else {
+		rows, err = c.db.QueryContext(qctx, query, bound...)
+	}
 	if err != nil {
 		return nil, c.publicError(ctx, qctx, err)
 	}

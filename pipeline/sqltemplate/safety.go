@@ -24,8 +24,67 @@ type Rules struct {
 	// UPDATE/SHARE, EXPLAIN ANALYZE of a write).
 	ReadOnly bool
 	// BlockFunctions are function names (case-insensitive, unqualified)
-	// whose calls are refused whatever schema qualifies them.
+	// whose calls are refused whatever schema qualifies them. A name
+	// ending in "*" stands for every name it prefixes (lo_*).
 	BlockFunctions []string
+	// DefaultBlocked are further names refused the same way, with a
+	// message saying they are refused by default: a read_only connector
+	// gets ReadOnlyBlockList unless its operator drops it.
+	DefaultBlocked []string
+}
+
+// ReadOnlyBlockList is the default block list of a read_only connector
+// (README "Database safety"): functions that the database runs inside a
+// READ ONLY transaction although their effect outlives it or reaches
+// outside it (a committed large object, a setting or a lock kept by the
+// pooled session, a notification, a file read, another session ended),
+// that run SQL given as a string where no load check can read it, or that
+// hold a connection for as long as a caller likes. Writes the database
+// itself refuses in READ ONLY (nextval, setval, NEXTVAL(seq)) are not
+// listed.
+func ReadOnlyBlockList(d Dialect) []string {
+	switch d {
+	case Postgres:
+		return []string{
+			// Large objects: lo_from_bytea, lo_create, lo_put, lo_unlink,
+			// lo_import/lo_export (server files) ... commit in READ ONLY.
+			"lo_*", "loread", "lowrite",
+			// Session state: a setting or session lock kept by the pool.
+			"set_config", "pg_advisory_*", "pg_try_advisory_*",
+			"pg_notify",
+			// SQL in a string (no load check reads it), other databases.
+			"query_to_xml*", "ts_stat", "ts_rewrite", "dblink*",
+			"pg_sleep*",
+			// Server files.
+			"pg_read_file", "pg_read_binary_file", "pg_ls_*", "pg_stat_file", "pg_file_*",
+			// Other sessions and the server.
+			"pg_cancel_backend", "pg_terminate_backend", "pg_reload_conf", "pg_rotate_logfile",
+			"pg_switch_wal", "pg_create_restore_point", "pg_promote", "pg_wal_replay_*",
+			"pg_backup_*", "pg_stat_reset*", "pg_log_backend_memory_contexts",
+			"pg_import_system_collations", "pg_logical_emit_message",
+			"pg_create_*_replication_slot", "pg_drop_replication_slot",
+			"pg_copy_*_replication_slot", "pg_replication_slot_advance",
+			"pg_logical_slot_get_*", "pg_replication_origin_*",
+			// An xid assigned, and burnt, by a query.
+			"txid_current", "pg_current_xact_id",
+		}
+	case MySQL:
+		return []string{
+			// Named locks outlive the transaction on the pooled session.
+			"get_lock", "release_lock", "release_all_locks",
+			// Server files, time.
+			"load_file", "sleep", "benchmark",
+			// Replication waits.
+			"master_pos_wait", "master_gtid_wait", "source_pos_wait",
+			"wait_for_executed_gtid_set", "wait_until_sql_thread_after_gtids",
+		}
+	case SQLite:
+		// The pure Go driver refuses it ("not authorized") and has no
+		// file functions (readfile, writefile); listed in case a build
+		// enables extensions.
+		return []string{"load_extension"}
+	}
+	return nil
 }
 
 // Check applies the rules to an operator-written statement without compiling it: templates in code
@@ -79,11 +138,23 @@ func checkSafety(src string, toks []Token, spans []span, d Dialect, r Rules, enu
 		}
 	}
 	if len(r.BlockFunctions) > 0 {
-		if off, msg := blockedCall(toks, d, r.BlockFunctions, enum); msg != "" {
-			return off, msg
+		if off, name := blockedCall(toks, d, r.BlockFunctions, enum); name != "" {
+			return off, fmt.Sprintf("calls %s(), which block_functions refuses on this connector", name)
+		}
+	}
+	if len(r.DefaultBlocked) > 0 {
+		if off, name := blockedCall(toks, d, r.DefaultBlocked, enum); name != "" {
+			return off, fmt.Sprintf("calls %s(), which a read_only connector refuses by default: its effect outlives the READ ONLY transaction or reaches outside it (block_functions none or only <names> drops the default list)", name)
 		}
 	}
 	if r.ReadOnly {
+		if d == MySQL {
+			for _, t := range toks {
+				if t.Kind == Operator && t.Text == ":=" {
+					return t.Offset, ":= assigns a user variable, which outlives the call on the pooled connection: " + readOnlyHint
+				}
+			}
+		}
 		return writeIn(toks)
 	}
 	return 0, ""
@@ -168,11 +239,31 @@ func forLock(rest []Token) string {
 // blockedCall finds a call of a blocked function: a name followed by "("
 // (comments and whitespace between them are not tokens), whatever
 // qualifies it (pg_catalog.pg_sleep) and however it is quoted ("pg_sleep",
-// `sleep`, U&"pg\005fsleep").
+// `sleep`, U&"pg\005fsleep"). It returns the offset and the lowercased
+// name called, or "". A blocked name ending in "*" matches every name it
+// prefixes; one with a "*" inside (pg_create_*_replication_slot) matches
+// its two ends.
 func blockedCall(toks []Token, d Dialect, blocked []string, enum func(Token) []string) (int, string) {
 	set := make(map[string]bool, len(blocked))
+	var patterns [][2]string
 	for _, b := range blocked {
-		set[strings.ToLower(b)] = true
+		b = strings.ToLower(b)
+		if pre, post, ok := strings.Cut(b, "*"); ok {
+			patterns = append(patterns, [2]string{pre, post})
+			continue
+		}
+		set[b] = true
+	}
+	match := func(n string) bool {
+		if set[n] {
+			return true
+		}
+		for _, p := range patterns {
+			if len(n) >= len(p[0])+len(p[1]) && strings.HasPrefix(n, p[0]) && strings.HasSuffix(n, p[1]) {
+				return true
+			}
+		}
+		return false
 	}
 	for i, t := range toks {
 		j := i + 1
@@ -200,8 +291,8 @@ func blockedCall(toks []Token, d Dialect, blocked []string, enum func(Token) []s
 			}
 		}
 		for _, n := range names {
-			if set[strings.ToLower(n)] {
-				return t.Offset, fmt.Sprintf("calls %s(), which block_functions refuses on this connector", strings.ToLower(n))
+			if n = strings.ToLower(n); match(n) {
+				return t.Offset, n
 			}
 		}
 	}

@@ -156,3 +156,48 @@ func TestSafetyCompileMapsPositions(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestSafetyBlockPatterns(t *testing.T) {
+	runSafetyCases(t, Rules{BlockFunctions: []string{"lo_*", "pg_create_*_replication_slot"}}, []safetyCase{
+		{Postgres, "SELECT lo_from_bytea(0, 'x')", "calls lo_from_bytea()"},
+		{Postgres, "SELECT pg_catalog.LO_UNLINK(1)", "calls lo_unlink()"},
+		{Postgres, "SELECT pg_create_logical_replication_slot('s', 'p')", "calls pg_create_logical_replication_slot()"},
+		{Postgres, "SELECT lower('x'), lo FROM t", ""},
+		{Postgres, "SELECT pg_create_slot()", ""},
+		{Postgres, "SELECT pg_create__replication_slotx()", ""},
+	})
+}
+
+func TestSafetyReadOnlyDefaults(t *testing.T) {
+	for _, d := range []Dialect{Postgres, MySQL, SQLite} {
+		if len(ReadOnlyBlockList(d)) == 0 {
+			t.Errorf("%s: no default block list", d)
+		}
+	}
+	const byDefault = "which a read_only connector refuses by default"
+	pg := Rules{ReadOnly: true, OneStatement: true, DefaultBlocked: ReadOnlyBlockList(Postgres)}
+	runSafetyCases(t, pg, []safetyCase{
+		{Postgres, "SELECT lo_from_bytea(0, {{ inputs.id }})", "calls lo_from_bytea(), " + byDefault},
+		{Postgres, "SELECT set_config('statement_timeout', '0', false)", "calls set_config()"},
+		{Postgres, "SELECT pg_advisory_lock(1)", "calls pg_advisory_lock()"},
+		{Postgres, "SELECT pg_try_advisory_lock_shared(1)", "calls pg_try_advisory_lock_shared()"},
+		{Postgres, "SELECT pg_notify('c', 'x')", "calls pg_notify()"},
+		{Postgres, "SELECT query_to_xml('select 1', true, false, '')", "calls query_to_xml()"},
+		{Postgres, "SELECT current_setting('statement_timeout'), pg_try_advisory_lock_shared FROM t", ""},
+		{Postgres, "SELECT nextval('s')", ""}, // READ ONLY refuses it: not listed
+	})
+	my := Rules{ReadOnly: true, OneStatement: true, DefaultBlocked: ReadOnlyBlockList(MySQL)}
+	runSafetyCases(t, my, []safetyCase{
+		{MySQL, "SELECT GET_LOCK('a', 0)", "calls get_lock()"},
+		{MySQL, "SELECT load_file('/etc/passwd')", "calls load_file()"},
+		{MySQL, "SELECT @v := {{ inputs.id }}", ":= assigns a user variable"},
+		{MySQL, "SELECT @`v` := 1", ":= assigns a user variable"},
+		{MySQL, "SELECT @v, @@version, a = 1 FROM t", ""},
+		{MySQL, "SELECT ':=' FROM t", ""},
+	})
+	// The operator's list says "block_functions", the default its origin.
+	both := Rules{BlockFunctions: []string{"set_config"}, DefaultBlocked: ReadOnlyBlockList(Postgres)}
+	runSafetyCases(t, both, []safetyCase{{Postgres, "SELECT set_config('a', 'b', false)", "which block_functions refuses"}})
+	// Off read_only, := is MySQL's own business (and Postgres named arguments).
+	runSafetyCases(t, Rules{OneStatement: true}, []safetyCase{{MySQL, "SELECT @v := 1", ""}, {Postgres, "SELECT f(a := 1)", ""}})
+}
