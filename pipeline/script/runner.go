@@ -19,6 +19,9 @@ type runner struct {
 	ctx context.Context // the running call's, for fetch
 
 	logged int // console lines written in this call
+
+	memLeft    int64      // the call's memory budget left (limits.go)
+	rangeError goja.Value // the intrinsic RangeError, for charge
 }
 
 // newRunner creates a runtime with the sandbox's globals, evaluates the
@@ -28,6 +31,9 @@ func (s *Script) newRunner() (r *runner, err error) {
 	vm.SetMaxCallStackSize(s.opts.MaxCallDepth)
 	r = &runner{s: s, vm: vm, ctx: context.Background()}
 	r.installConsole()
+	if err := r.installLimits(); err != nil {
+		return nil, fmt.Errorf("script %s: sandbox setup: %v", s.prog.file, err)
+	}
 	if s.fetch != nil {
 		r.installFetch()
 	}
@@ -100,8 +106,10 @@ func (r *runner) findExport(exports goja.Value) (goja.Callable, error) {
 }
 
 // begin and end bracket one call.
-func (r *runner) begin(ctx context.Context) { r.ctx, r.logged = ctx, 0 }
-func (r *runner) end()                      { r.ctx = context.Background() }
+func (r *runner) begin(ctx context.Context) {
+	r.ctx, r.logged, r.memLeft = ctx, 0, r.s.opts.MaxMemory
+}
+func (r *runner) end() { r.ctx = context.Background() }
 
 func typeOf(v goja.Value) string {
 	switch {
