@@ -25,7 +25,8 @@ type runner struct {
 }
 
 // newRunner creates a runtime with the sandbox's globals, evaluates the
-// module under the time limit and finds the export.
+// module under the time limit, freezes the built-ins (lockdown.go) and
+// finds the export.
 func (s *Script) newRunner() (r *runner, err error) {
 	vm := goja.New()
 	vm.SetMaxCallStackSize(s.opts.MaxCallDepth)
@@ -69,6 +70,9 @@ func (s *Script) newRunner() (r *runner, err error) {
 	}
 	if !timer.Stop() {
 		return nil, fmt.Errorf("script %s: evaluating the module took longer than %s", s.prog.file, s.opts.Timeout)
+	}
+	if err := r.lockdown(); err != nil {
+		return nil, fmt.Errorf("script %s: freezing the built-ins after the module loaded: %v", s.prog.file, err)
 	}
 	fn, err := r.findExport(module.Get("exports"))
 	if err != nil {
