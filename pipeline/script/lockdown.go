@@ -67,11 +67,19 @@ while (stack.length > 0) {
 	seen.add(o);
 	const p = getProto(o);
 	if (p !== null) stack.push(p);
-	for (const k of ownKeys(o)) {
-		const d = getOwn(o, k);
+	const keys = ownKeys(o);
+	// A built-in method has only its primitive length and name.
+	if (typeof o === 'function' && keys.length === 2 && keys[0] === 'length' && keys[1] === 'name') { freeze(o); continue; }
+	for (let i = 0; i < keys.length; i++) {
+		const d = getOwn(o, keys[i]);
 		if (d === undefined) continue;
-		if ('value' in d) stack.push(d.value);
-		else { if (d.get) stack.push(d.get); if (d.set) stack.push(d.set); }
+		const v = d.value;
+		if (v !== undefined) {
+			if (typeof v === 'object' ? v !== null : typeof v === 'function') stack.push(v);
+		} else {
+			if (d.get !== undefined) stack.push(d.get);
+			if (d.set !== undefined) stack.push(d.set);
+		}
 	}
 	freeze(o);
 }
