@@ -40,8 +40,7 @@ const overridable = (obj, names) => {
 		});
 	}
 };
-overridable(Object.prototype, ['constructor', 'toString', 'toLocaleString', 'valueOf', 'hasOwnProperty',
-	'isPrototypeOf', 'propertyIsEnumerable']);
+overridable(Object.prototype, ['constructor', 'toString', 'toLocaleString', 'valueOf']);
 overridable(Function.prototype, ['constructor', 'toString']);
 overridable(Array.prototype, ['constructor', 'toString']);
 for (const E of [Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError,
