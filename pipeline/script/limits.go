@@ -12,7 +12,9 @@ import (
 // RegexMatchTimeout bounds one match of a regular expression that goja
 // runs on its backtracking engine (regexp2: patterns with backreferences
 // or lookaround). goja offers no setting of its own, so this is regexp2's
-// process-wide default, set when this package is loaded. A match that
+// process-wide default, set when this package is loaded (the other user
+// of regexp2 in a Caddy build, chroma's highlighting, sets its own timeout
+// on every pattern it compiles). A match that
 // runs longer stops and counts as no match. The call itself returns at
 // its time limit in any case (Script.run); this bound is what ends the
 // goroutine of a runtime abandoned in such a match, which goja's
