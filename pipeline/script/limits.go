@@ -40,8 +40,8 @@ func init() { regexp2.DefaultMatchTimeout = RegexMatchTimeout }
 // A call over its budget gets a RangeError (a script may catch it; the
 // budget stays spent). Not charged: string concatenation (+, template
 // literals, concat), the spread of a huge sparse array, JSON.stringify,
-// replace with large replacements, objects and arrays built element by
-// element. Those stop at the time limit only (README, Scripts).
+// replace with large replacements, a typed array's join, objects and
+// arrays built element by element. Those stop at the time limit only (README, Scripts).
 var limitsProgram = goja.MustCompile("limits.js", `(function (charge) {
 'use strict';
 const apply = Reflect.apply, construct = Reflect.construct, defineProperty = Object.defineProperty;
