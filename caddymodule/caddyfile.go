@@ -65,7 +65,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := oneArg(d, &h.ScriptsDir); err != nil {
 				return err
 			}
-		case "script_timeout", "fetch_allow", "script_max_input", "script_max_output":
+		case "script_timeout", "fetch_allow", "script_max_input", "script_max_output", "script_max_memory":
 			if err := parseScriptSetting(d, &h.ScriptSettings); err != nil {
 				return err
 			}
@@ -299,7 +299,7 @@ func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
 				return t, err
 			}
 			t.Auth = a
-		case "handler", "mappers", "script_timeout", "fetch_allow", "script_max_input", "script_max_output":
+		case "handler", "mappers", "script_timeout", "fetch_allow", "script_max_input", "script_max_output", "script_max_memory":
 			if err := parseToolScripts(d, &t); err != nil {
 				return t, err
 			}

@@ -22,6 +22,10 @@ type ScriptSettings struct {
 	// script receives and returns, in bytes (default 1 MiB each).
 	ScriptMaxInput  int64 `json:"script_max_input,omitempty"`
 	ScriptMaxOutput int64 `json:"script_max_output,omitempty"`
+	// ScriptMaxMemory is the memory budget of one script call for the
+	// builtins that allocate much from a short expression (README,
+	// Scripts), in bytes (default 64 MiB).
+	ScriptMaxMemory int64 `json:"script_max_memory,omitempty"`
 }
 
 // ToolScripts are a tool's scripts (embedded in ToolConfig).
@@ -46,8 +50,8 @@ type MappersConfig struct {
 }
 
 // parseScriptSetting reads `script_timeout <duration>`, `fetch_allow
-// <host...>`, `script_max_input <size>` and `script_max_output <size>`, in
-// the mcp block or in a tool.
+// <host...>`, `script_max_input <size>`, `script_max_output <size>` and
+// `script_max_memory <size>`, in the mcp block or in a tool.
 func parseScriptSetting(d *caddyfile.Dispenser, set *ScriptSettings) error {
 	switch dir := d.Val(); dir {
 	case "script_timeout":
@@ -56,7 +60,7 @@ func parseScriptSetting(d *caddyfile.Dispenser, set *ScriptSettings) error {
 			return err
 		}
 		set.ScriptTimeout = caddy.Duration(dur)
-	case "script_max_input", "script_max_output":
+	case "script_max_input", "script_max_output", "script_max_memory":
 		var v string
 		if err := oneArg(d, &v); err != nil {
 			return err
@@ -65,10 +69,13 @@ func parseScriptSetting(d *caddyfile.Dispenser, set *ScriptSettings) error {
 		if err != nil || n == 0 || n > 1<<30 {
 			return d.Errf("%s: invalid size %q (want e.g. 4MiB, at most 1GiB)", dir, v)
 		}
-		if dir == "script_max_input" {
+		switch dir {
+		case "script_max_input":
 			set.ScriptMaxInput = int64(n)
-		} else {
+		case "script_max_output":
 			set.ScriptMaxOutput = int64(n)
+		default:
+			set.ScriptMaxMemory = int64(n)
 		}
 	case "fetch_allow":
 		hosts := d.RemainingArgs()
@@ -85,8 +92,7 @@ func parseScriptSetting(d *caddyfile.Dispenser, set *ScriptSettings) error {
 	return nil
 }
 
-// parseToolScripts reads a tool's handler, mappers, script_timeout and
-// fetch_allow.
+// parseToolScripts reads a tool's handler, mappers and script settings.
 func parseToolScripts(d *caddyfile.Dispenser, t *ToolConfig) error {
 	switch d.Val() {
 	case "handler":

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/pipeline/script"
 )
 
 // Pool and cache gauges are read when /metrics is scraped, from the live
@@ -95,6 +96,8 @@ var (
 	scriptMaxDesc    = desc("script_pool_max_runtimes", "Configured maximum of JavaScript runtimes in a pool (0: unbounded).", "pool")
 	scriptInUseDesc  = desc("script_pool_in_use_runtimes", "JavaScript runtimes running a script now.", "pool")
 	scriptWaitsDesc  = desc("script_pool_waits_total", "Script runs that waited for a free runtime.", "pool")
+	scriptAbanDesc   = desc("script_abandoned_runtimes", "JavaScript runtimes still running a native operation after their call returned at its limit.", "pool")
+	scriptAbanTotal  = desc("script_abandoned_total", "Script calls that returned at their limit leaving their runtime running (abandoned, never reused).", "pool")
 	cacheEntriesDesc = desc("cache_entries", "Entries in a result cache.", "cache")
 	cacheEvictDesc   = desc("cache_evictions_total", "Entries a result cache dropped for space or expiry.", "cache")
 )
@@ -104,7 +107,7 @@ type statsCollector struct{}
 
 func (statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{poolMaxDesc, poolOpenDesc, poolInUseDesc, poolIdleDesc, poolWaitsDesc,
-		poolWaitSecDesc, scriptMaxDesc, scriptInUseDesc, scriptWaitsDesc, cacheEntriesDesc, cacheEvictDesc} {
+		poolWaitSecDesc, scriptMaxDesc, scriptInUseDesc, scriptWaitsDesc, scriptAbanDesc, scriptAbanTotal, cacheEntriesDesc, cacheEvictDesc} {
 		ch <- d
 	}
 }
@@ -142,6 +145,11 @@ func (statsCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(scriptMaxDesc, prometheus.GaugeValue, float64(s.Max), e.name)
 			ch <- prometheus.MustNewConstMetric(scriptInUseDesc, prometheus.GaugeValue, float64(s.InUse), e.name)
 			ch <- prometheus.MustNewConstMetric(scriptWaitsDesc, prometheus.CounterValue, float64(s.Waits), e.name)
+			if a, ok := e.pool.(interface{ AbandonStats() script.AbandonStats }); ok {
+				st := a.AbandonStats()
+				ch <- prometheus.MustNewConstMetric(scriptAbanDesc, prometheus.GaugeValue, float64(st.Running), e.name)
+				ch <- prometheus.MustNewConstMetric(scriptAbanTotal, prometheus.CounterValue, float64(st.Total), e.name)
+			}
 		case kindCache:
 			s := e.cache.CacheStats()
 			ch <- prometheus.MustNewConstMetric(cacheEntriesDesc, prometheus.GaugeValue, float64(s.Entries), e.name)

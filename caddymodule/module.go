@@ -66,8 +66,9 @@ type Handler struct {
 	// verify. Nodes that share them accept each other's sessions. Default:
 	// a random key per process.
 	SessionKeys []string `json:"session_keys,omitempty"`
-	// ScriptSettings: script_timeout, fetch_allow, script_max_input and
-	// script_max_output for every tool (caddyfile_scripts.go).
+	// ScriptSettings: script_timeout, fetch_allow, script_max_input,
+	// script_max_output and script_max_memory for every tool
+	// (caddyfile_scripts.go).
 	ScriptSettings
 	// CatalogOff disables the HTML tool catalog served to browsers (catalog.go).
 	CatalogOff bool `json:"catalog_off,omitempty"`

@@ -105,6 +105,7 @@ func (h *Handler) scriptOptions(ctx caddy.Context, tc ToolConfig) script.Options
 		Timeout:    time.Duration(pick(int64(tc.ScriptTimeout), int64(h.ScriptTimeout))),
 		MaxInput:   pick(tc.ScriptMaxInput, h.ScriptMaxInput),
 		MaxOutput:  pick(tc.ScriptMaxOutput, h.ScriptMaxOutput),
+		MaxMemory:  int64(pick(tc.ScriptMaxMemory, h.ScriptMaxMemory)),
 		FetchAllow: h.FetchAllow,
 		Logger:     ctx.Slogger(),
 	}

@@ -63,10 +63,15 @@ func TestScriptsEndToEnd(t *testing.T) {
 				if (results.length === 0) throw new Error('no such user')
 				return results.map(r => ({label: label(r), tool: tool.name, auth}))
 			}`,
-		"user/lib.js":          `export const label = (r) => r.name + ' <' + r.email + '>'`,
-		"pixel/handler.js":     `export default ({inputs}) => ({content: [{type: 'image', data: 'iVBORw0KGgoAAAANSUhEUg==', mimeType: 'image/png'}, {type: 'text', text: 'size ' + inputs.size}]})`,
-		"greet/handler.ts":     `export default async ({inputs}: {inputs: {name: string}}) => ({greeting: 'Hello, ' + inputs.name + '!', big: 9007199254740993n})`,
-		"fail/handler.js":      `export default ({inputs}) => { if (inputs.mode === 'spin') { while (true) {} } throw new Error('kaput: ' + inputs.mode) }`,
+		"user/lib.js":      `export const label = (r) => r.name + ' <' + r.email + '>'`,
+		"pixel/handler.js": `export default ({inputs}) => ({content: [{type: 'image', data: 'iVBORw0KGgoAAAANSUhEUg==', mimeType: 'image/png'}, {type: 'text', text: 'size ' + inputs.size}]})`,
+		"greet/handler.ts": `export default async ({inputs}: {inputs: {name: string}}) => ({greeting: 'Hello, ' + inputs.name + '!', big: 9007199254740993n})`,
+		"fail/handler.js": `export default ({inputs}) => {
+			if (inputs.mode === 'spin') { while (true) {} }
+			if (inputs.mode === 'regex') return /^((a+)+)\2?$/.test('a'.repeat(24) + '!')
+			if (inputs.mode === 'repeat') return 'x'.repeat(2 ** 29).length
+			throw new Error('kaput: ' + inputs.mode)
+		}`,
 		"fail-after/output.js": `export default () => { throw new TypeError('cannot shape') }`,
 	})
 	db := testDB(t)
@@ -117,6 +122,7 @@ func TestScriptsEndToEnd(t *testing.T) {
 		tool fail {
 			description "Fails as asked"
 			script_timeout 500ms
+			script_max_memory 1MiB
 			input mode string required
 		}
 		tool chatty {
@@ -199,6 +205,8 @@ func TestScriptsEndToEnd(t *testing.T) {
 			{"fail", map[string]any{"mode": "throw"}, "handler: kaput: throw"},
 			{"fail", map[string]any{}, "input validation: "},
 			{"fail", map[string]any{"mode": "spin"}, "handler: timed out after 500ms (script_timeout)"},
+			{"fail", map[string]any{"mode": "regex"}, "handler: timed out after 500ms (script_timeout)"},
+			{"fail", map[string]any{"mode": "repeat"}, "handler: RangeError: String.prototype.repeat: this call would allocate more than 1 MiB (script_max_memory)"},
 			{"fail-after", map[string]any{}, "output transform: TypeError: cannot shape"},
 			{"chatty", map[string]any{}, "handler: the script's result is larger than 32 bytes (script output limit)"},
 		}

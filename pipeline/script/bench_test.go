@@ -53,3 +53,18 @@ func BenchmarkHandler(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkNewRuntime is the creation of one runtime (module evaluation,
+// sandbox setup, memory-budget wrappers and the freezing of the
+// built-ins): paid once per pooled runtime, and again after a runtime is
+// dropped (a timeout, a failure other than a throw).
+func BenchmarkNewRuntime(b *testing.B) {
+	dir := files(b, map[string]string{"h.js": `export default ({inputs}) => ({greeting: 'Hello, ' + inputs.name + '!'})`})
+	s := mustLoad(b, filepath.Join(dir, "h.js"), Options{})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.newRunner(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -129,7 +129,7 @@ func (c *converter) value(v any, depth int) (goja.Value, error) {
 			if err := c.spend(len(k) + 4); err != nil {
 				return nil, err
 			}
-			_ = obj.Set(k, jv)
+			c.set(obj, k, jv)
 		}
 		return obj, c.spend(2)
 	case []map[string]any:
@@ -150,6 +150,17 @@ func (c *converter) value(v any, depth int) (goja.Value, error) {
 		return nil, &Error{Kind: KindBadValue, Message: fmt.Sprintf("a %T cannot be passed to a script", v)}
 	}
 	return c.value(json.RawMessage(b), depth)
+}
+
+// set gives obj the own property k, as JSON.parse does: a "__proto__"
+// key is data, never the object's prototype (obj.Set would call the
+// inherited __proto__ setter).
+func (c *converter) set(obj *goja.Object, k string, v goja.Value) {
+	if k == "__proto__" {
+		_ = obj.DefineDataProperty(k, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
+		return
+	}
+	_ = obj.Set(k, v)
 }
 
 func (c *converter) integer(n int64) (goja.Value, error) {
@@ -202,7 +213,7 @@ func (c *converter) rows(r *pipeline.Rows, depth int) (goja.Value, error) {
 			if err := c.spend(len(r.Columns[j]) + 4); err != nil {
 				return nil, err
 			}
-			_ = obj.Set(r.Columns[j], jv)
+			c.set(obj, r.Columns[j], jv)
 		}
 		items[i] = obj
 	}

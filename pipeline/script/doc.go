@@ -24,12 +24,16 @@
 //	// err is a *script.Error: Kind, Message (the thrown message or the
 //	// limit hit, safe to show), Stack (debug logs only).
 //
-// Limits per call (Options): a time limit enforced with goja's Interrupt
-// (default 1s), a call-stack depth (1000 frames), input and output caps
-// (1 MiB of JSON each), at most MaxRuntimes calls at once per script. A
-// runtime that failed (other than by a plain throw) or was interrupted is
-// dropped, never reused. The
-// global object is frozen, so nothing one call stores in a global reaches
-// the next. There is no filesystem, no require, no timers; console.*
-// goes to the logger; fetch exists only with FetchAllow.
+// Limits per call (Options): a time limit (default 1s) at which the call
+// returns whatever the script does (goja's Interrupt stops JavaScript; a
+// native operation it cannot reach runs on in an abandoned runtime,
+// bounded by MaxAbandoned and counted by AbandonStats), a call-stack depth
+// (1000 frames), input and output caps (1 MiB of JSON each), a memory
+// budget charged by the allocating built-ins (MaxMemory, limits.go), at
+// most MaxRuntimes calls at once per script. A runtime that failed (other
+// than by a plain throw) or was interrupted is dropped, never reused. The
+// global object and the built-ins are frozen once the module has loaded
+// (lockdown.go), so nothing one call stores there reaches the next. There
+// is no filesystem, no require, no timers; console.* goes to the logger;
+// fetch exists only with FetchAllow.
 package script

@@ -19,6 +19,7 @@ const (
 	KindTooLarge  Kind = "too large" // input or output over its cap
 	KindBadValue  Kind = "bad value" // a value that cannot cross the boundary
 	KindInternal  Kind = "internal"  // a runtime failure that is not the script's
+	KindBusy      Kind = "busy"      // too many runtimes abandoned at their limit still run
 )
 
 // Error is a failed call. Message is safe to show to the caller (the
@@ -68,7 +69,7 @@ func (s *Script) classify(r *runner, err error) (out error) {
 		if v := intr.Value(); v == context.Canceled {
 			return &Error{Kind: KindCancelled, Message: "call cancelled"}
 		}
-		return &Error{Kind: KindTimeout, Message: fmt.Sprintf("timed out after %s (%s)", s.opts.Timeout, s.opts.TimeoutSetting), Stack: intr.String()}
+		return &Error{Kind: KindTimeout, Message: s.timeoutMessage(), Stack: intr.String()}
 	case errors.As(err, &so):
 		return &Error{Kind: KindStack, Message: fmt.Sprintf("maximum call stack depth exceeded (limit %d frames)", s.opts.MaxCallDepth), Stack: so.String()}
 	case errors.As(err, &ex):

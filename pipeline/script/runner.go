@@ -19,15 +19,22 @@ type runner struct {
 	ctx context.Context // the running call's, for fetch
 
 	logged int // console lines written in this call
+
+	memLeft    int64      // the call's memory budget left (limits.go)
+	rangeError goja.Value // the intrinsic RangeError, for charge
 }
 
 // newRunner creates a runtime with the sandbox's globals, evaluates the
-// module under the time limit and finds the export.
+// module under the time limit, freezes the built-ins (lockdown.go) and
+// finds the export.
 func (s *Script) newRunner() (r *runner, err error) {
 	vm := goja.New()
 	vm.SetMaxCallStackSize(s.opts.MaxCallDepth)
 	r = &runner{s: s, vm: vm, ctx: context.Background()}
 	r.installConsole()
+	if err := r.installLimits(); err != nil {
+		return nil, fmt.Errorf("script %s: sandbox setup: %v", s.prog.file, err)
+	}
 	if s.fetch != nil {
 		r.installFetch()
 	}
@@ -63,6 +70,9 @@ func (s *Script) newRunner() (r *runner, err error) {
 	}
 	if !timer.Stop() {
 		return nil, fmt.Errorf("script %s: evaluating the module took longer than %s", s.prog.file, s.opts.Timeout)
+	}
+	if err := r.lockdown(); err != nil {
+		return nil, fmt.Errorf("script %s: freezing the built-ins after the module loaded: %v", s.prog.file, err)
 	}
 	fn, err := r.findExport(module.Get("exports"))
 	if err != nil {
@@ -100,8 +110,10 @@ func (r *runner) findExport(exports goja.Value) (goja.Callable, error) {
 }
 
 // begin and end bracket one call.
-func (r *runner) begin(ctx context.Context) { r.ctx, r.logged = ctx, 0 }
-func (r *runner) end()                      { r.ctx = context.Background() }
+func (r *runner) begin(ctx context.Context) {
+	r.ctx, r.logged, r.memLeft = ctx, 0, r.s.opts.MaxMemory
+}
+func (r *runner) end() { r.ctx = context.Background() }
 
 func typeOf(v goja.Value) string {
 	switch {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -20,6 +21,7 @@ const (
 	DefaultMaxCallDepth = 1000
 	DefaultFetchTimeout = 5 * time.Second
 	DefaultFetchMax     = 1 << 20
+	DefaultMaxMemory    = 64 << 20
 )
 
 // Options are the limits and capabilities of one Script.
@@ -39,6 +41,19 @@ type Options struct {
 	// MaxRuntimes bounds the runtimes of this script, and so the calls
 	// running at once; further calls wait (default 4 × GOMAXPROCS).
 	MaxRuntimes int
+	// MaxAbandoned bounds the runtimes still running a call that already
+	// returned at its limit (a native operation goja cannot interrupt, see
+	// run); at the bound, further calls fail at once with KindBusy
+	// (default MaxRuntimes).
+	MaxAbandoned int
+	// MaxMemory is the budget of one call for the builtins that can
+	// allocate much from a small expression (String.prototype.repeat,
+	// Array.prototype.join, typed arrays...; limits.go lists them), in
+	// bytes (default 64 MiB).
+	MaxMemory int64
+	// MemorySetting names the setting that sets MaxMemory, for messages
+	// (default "script_max_memory").
+	MemorySetting string
 	// FetchAllow lists the hosts fetch() may reach: "api.example.com",
 	// "*.internal.example" (any subdomain), "127.0.0.1:8080" (that port
 	// only). Empty: there is no fetch.
@@ -71,6 +86,15 @@ func (o *Options) setDefaults() {
 	if o.MaxRuntimes <= 0 {
 		o.MaxRuntimes = 4 * runtime.GOMAXPROCS(0)
 	}
+	if o.MaxAbandoned <= 0 {
+		o.MaxAbandoned = o.MaxRuntimes
+	}
+	if o.MaxMemory <= 0 {
+		o.MaxMemory = DefaultMaxMemory
+	}
+	if o.MemorySetting == "" {
+		o.MemorySetting = "script_max_memory"
+	}
 	if o.FetchTimeout <= 0 {
 		o.FetchTimeout = DefaultFetchTimeout
 	}
@@ -94,6 +118,10 @@ type Script struct {
 	slots chan struct{} // one token per running call: bounds concurrency
 	idle  chan *runner  // clean runtimes ready for the next call
 	stats poolCounters  // waits, for PoolStats (stats.go)
+
+	// abandoned counts the runtimes left running by calls that returned
+	// at their limit (now, and since the Script was loaded).
+	abandoned, abandonedTotal atomic.Int64
 }
 
 func newScript(p *program, export string, opts Options) *Script {
@@ -143,28 +171,49 @@ func (s *Script) CallValue(ctx context.Context, arg any) (any, error) {
 // run borrows a runtime, calls the function with arg under the time limit,
 // settles a returned promise and hands the value to export, all before
 // the limit is lifted (export runs JavaScript too: toJSON methods).
+//
+// The script runs in a goroutine of its own. goja's Interrupt is seen
+// between JavaScript instructions only: a native operation (a regular
+// expression that backtracks, a builtin looping over a huge array) runs
+// on until it ends. So at the limit the call returns its error at once
+// and the runtime is abandoned: never reused, its goroutine ends on its
+// own (after abandonGrace: a script in a JavaScript loop stops within
+// it). Abandoned runtimes still running are bounded by MaxAbandoned.
 func (s *Script) run(ctx context.Context, arg any, export func(*runner, goja.Value) error) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
+	if n := s.abandoned.Load(); n >= int64(s.opts.MaxAbandoned) {
+		return &Error{Kind: KindBusy, Message: fmt.Sprintf("busy: %d runtimes of this script are still stuck in earlier calls that hit their limit; try again later", n)}
+	}
 	r, err := s.acquire(ctx)
 	if err != nil {
 		return err
 	}
-	clean := false
-	defer func() { s.release(r, clean) }()
 
 	r.begin(ctx)
-	defer r.end()
 	timer := time.AfterFunc(s.opts.Timeout, func() { r.vm.Interrupt(errTimedOut) })
 	stop := context.AfterFunc(ctx, func() { r.vm.Interrupt(ctx.Err()) })
 
-	err = s.invoke(r, arg, export)
-	if err != nil {
-		// Still under the limit: reading a thrown object's message may
-		// run a getter.
-		err = s.classify(r, err)
+	var state atomic.Int32 // callRunning, then callFinished or callAbandoned
+	done := make(chan error, 1)
+	go func() {
+		err := s.invoke(r, arg, export)
+		if err != nil {
+			// Still under the limit: reading a thrown object's message may
+			// run a getter.
+			err = s.classify(r, err)
+		}
+		if !state.CompareAndSwap(callRunning, callFinished) {
+			s.abandoned.Add(-1) // the caller has had its answer
+			return
+		}
+		done <- err
+	}()
+	abandoned, err := s.await(ctx, r, done, &state)
+	if abandoned {
+		return err
 	}
-
+	r.end()
 	// A limit that fired after the script finished still leaves the
 	// interrupt flag set: such a runtime is never reused. A plain throw
 	// leaves the runtime as sound as a return does, and is what an auth
@@ -173,8 +222,54 @@ func (s *Script) run(ctx context.Context, arg any, export func(*runner, goja.Val
 	timerStopped, ctxStopped := timer.Stop(), stop()
 	var se *Error
 	thrown := errors.As(err, &se) && se.Kind == KindThrown
-	clean = (err == nil || thrown) && timerStopped && ctxStopped
+	s.release(r, (err == nil || thrown) && timerStopped && ctxStopped)
 	return err
+}
+
+// await waits for the call's goroutine, or for the limit: then, past
+// abandonGrace, the runtime is abandoned and the limit's error returned.
+func (s *Script) await(ctx context.Context, r *runner, done <-chan error, state *atomic.Int32) (abandoned bool, err error) {
+	select {
+	case err = <-done:
+		return false, err
+	case <-ctx.Done():
+	}
+	r.vm.Interrupt(ctx.Err()) // the AfterFunc may not have run yet
+	// JavaScript sees the interrupt at its next instruction: a script in
+	// a plain loop ends at once and its runtime is not abandoned.
+	grace := time.NewTimer(abandonGrace)
+	defer grace.Stop()
+	select {
+	case err = <-done:
+		return false, err
+	case <-grace.C:
+	}
+	s.abandoned.Add(1) // before the goroutine can take it back
+	if !state.CompareAndSwap(callRunning, callAbandoned) {
+		s.abandoned.Add(-1)
+		return false, <-done
+	}
+	s.abandonedTotal.Add(1)
+	s.release(r, false)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return true, &Error{Kind: KindTimeout, Message: s.timeoutMessage()}
+	}
+	return true, &Error{Kind: KindCancelled, Message: "call cancelled"}
+}
+
+// abandonGrace is how long a call that reached its limit waits for the
+// interrupted script to stop before abandoning its runtime.
+const abandonGrace = 50 * time.Millisecond
+
+// States of a call's goroutine (run).
+const (
+	callRunning int32 = iota
+	callFinished
+	callAbandoned
+)
+
+func (s *Script) timeoutMessage() string {
+	return fmt.Sprintf("timed out after %s (%s)", s.opts.Timeout, s.opts.TimeoutSetting)
 }
 
 func (s *Script) invoke(r *runner, arg any, export func(*runner, goja.Value) error) (err error) {

@@ -40,3 +40,17 @@ func (s *Script) PoolStats() pipeline.PoolStats {
 }
 
 var _ pipeline.PoolStatser = (*Script)(nil)
+
+// AbandonStats counts the runtimes abandoned by calls that returned at
+// their limit while a native operation was still running (Script.run):
+// Running are still busy now, Total were abandoned since the Script was
+// loaded.
+type AbandonStats struct {
+	Running int64
+	Total   int64
+}
+
+// AbandonStats reports the script's abandoned runtimes for metrics.
+func (s *Script) AbandonStats() AbandonStats {
+	return AbandonStats{Running: max(s.abandoned.Load(), 0), Total: s.abandonedTotal.Load()}
+}

@@ -75,7 +75,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // refusal must not cost a module evaluation); a timeout drops it.
 func TestThrowKeepsRuntime(t *testing.T) {
 	dir := files(t, map[string]string{"f.js": `export default ({mode}) => { if (mode === 'throw') throw new Error('no'); if (mode === 'spin') for (;;) {}; return 1 }`})
-	s := mustLoad(t, filepath.Join(dir, "f.js"), Options{MaxRuntimes: 1, Timeout: 100 * time.Millisecond})
+	s := mustLoad(t, filepath.Join(dir, "f.js"), Options{MaxRuntimes: 1, Timeout: 500 * time.Millisecond}) // room for a fresh runtime under -race
 	if _, err := s.Call(context.Background(), map[string]any{"mode": "throw"}); err == nil {
 		t.Fatal("no throw")
 	}
