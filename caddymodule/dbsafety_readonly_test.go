@@ -11,7 +11,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/edgemcp/edgemcp/internal/testmysql"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // TestDBSafetyReadOnlyDefaultBlockList runs, on the real servers, each
@@ -25,30 +25,30 @@ func TestDBSafetyReadOnlyDefaultBlockList(t *testing.T) {
 	tests := []struct {
 		typ, dsn, stmt, fn string
 	}{
-		{"postgres", postgresURL(), "SELECT lo_from_bytea(0, 'x'::bytea) AS oid", "lo_from_bytea"},
-		{"postgres", postgresURL(), "SELECT lo_create(0) AS oid", "lo_create"},
-		{"postgres", postgresURL(), "SELECT set_config('search_path', current_setting('search_path'), false) AS v", "set_config"},
-		{"postgres", postgresURL(), "SELECT pg_try_advisory_lock(424242) AND pg_advisory_unlock(424242) AS ok", "pg_try_advisory_lock"},
-		{"postgres", postgresURL(), "SELECT pg_notify('edgemcp_test', 'x') IS NULL AS sent", "pg_notify"},
-		{"postgres", postgresURL(), "SELECT pg_sleep(0) IS NULL AS slept", "pg_sleep"},
-		{"postgres", postgresURL(), "SELECT length(pg_read_file('PG_VERSION')) AS n", "pg_read_file"},
-		{"postgres", postgresURL(), "SELECT count(*) AS n FROM pg_ls_dir('.')", "pg_ls_dir"},
-		{"postgres", postgresURL(), "SELECT (pg_stat_file('PG_VERSION')).size AS n", "pg_stat_file"},
-		{"postgres", postgresURL(), "SELECT pg_cancel_backend(pg_backend_pid() + 1000000) AS done", "pg_cancel_backend"},
-		{"postgres", postgresURL(), "SELECT query_to_xml('select 1 as a', true, false, '')::text AS x", "query_to_xml"},
-		{"postgres", postgresURL(), "SELECT txid_current() > 0 AS assigned", "txid_current"},
-		{"postgres", postgresURL(), "SELECT ts_rewrite('a'::tsquery, 'SELECT ''a''::tsquery, ''b''::tsquery WHERE pg_try_advisory_lock(4242421) IS NOT NULL')::text AS q", "ts_rewrite"},
-		{"mysql", testmysql.DSN(t), "SELECT GET_LOCK('edgemcp_test', 0) + RELEASE_LOCK('edgemcp_test') AS n", "get_lock"},
-		{"mysql", testmysql.DSN(t), "SELECT RELEASE_ALL_LOCKS() AS n", "release_all_locks"},
-		{"mysql", testmysql.DSN(t), "SELECT LOAD_FILE('/etc/hostname') IS NULL AS unreadable", "load_file"},
-		{"mysql", testmysql.DSN(t), "SELECT SLEEP(0) AS s", "sleep"},
-		{"mysql", testmysql.DSN(t), "SELECT BENCHMARK(1, 1) AS b", "benchmark"},
+		{"postgres", postgresURL(t), "SELECT lo_from_bytea(0, 'x'::bytea) AS oid", "lo_from_bytea"},
+		{"postgres", postgresURL(t), "SELECT lo_create(0) AS oid", "lo_create"},
+		{"postgres", postgresURL(t), "SELECT set_config('search_path', current_setting('search_path'), false) AS v", "set_config"},
+		{"postgres", postgresURL(t), "SELECT pg_try_advisory_lock(424242) AND pg_advisory_unlock(424242) AS ok", "pg_try_advisory_lock"},
+		{"postgres", postgresURL(t), "SELECT pg_notify('edgemcp_test', 'x') IS NULL AS sent", "pg_notify"},
+		{"postgres", postgresURL(t), "SELECT pg_sleep(0) IS NULL AS slept", "pg_sleep"},
+		{"postgres", postgresURL(t), "SELECT length(pg_read_file('PG_VERSION')) AS n", "pg_read_file"},
+		{"postgres", postgresURL(t), "SELECT count(*) AS n FROM pg_ls_dir('.')", "pg_ls_dir"},
+		{"postgres", postgresURL(t), "SELECT (pg_stat_file('PG_VERSION')).size AS n", "pg_stat_file"},
+		{"postgres", postgresURL(t), "SELECT pg_cancel_backend(pg_backend_pid() + 1000000) AS done", "pg_cancel_backend"},
+		{"postgres", postgresURL(t), "SELECT query_to_xml('select 1 as a', true, false, '')::text AS x", "query_to_xml"},
+		{"postgres", postgresURL(t), "SELECT txid_current() > 0 AS assigned", "txid_current"},
+		{"postgres", postgresURL(t), "SELECT ts_rewrite('a'::tsquery, 'SELECT ''a''::tsquery, ''b''::tsquery WHERE pg_try_advisory_lock(4242421) IS NOT NULL')::text AS q", "ts_rewrite"},
+		{"mysql", testservices.MySQLDSN(t), "SELECT GET_LOCK('edgemcp_test', 0) + RELEASE_LOCK('edgemcp_test') AS n", "get_lock"},
+		{"mysql", testservices.MySQLDSN(t), "SELECT RELEASE_ALL_LOCKS() AS n", "release_all_locks"},
+		{"mysql", testservices.MySQLDSN(t), "SELECT LOAD_FILE('/etc/hostname') IS NULL AS unreadable", "load_file"},
+		{"mysql", testservices.MySQLDSN(t), "SELECT SLEEP(0) AS s", "sleep"},
+		{"mysql", testservices.MySQLDSN(t), "SELECT BENCHMARK(1, 1) AS b", "benchmark"},
 	}
 	conns := map[string]connectorRef{}
 	for _, typ := range []string{"postgres", "mysql"} {
-		dsn := postgresURL()
+		dsn := postgresURL(t)
 		if typ == "mysql" {
-			dsn = testmysql.DSN(t)
+			dsn = testservices.MySQLDSN(t)
 		}
 		cfg := ConnectorConfig{Name: typ, Type: typ, DSN: dsn, ReadOnly: true, MaxConns: 1}
 		conn, key, err := acquireConnector(cfg)
@@ -92,8 +92,8 @@ func TestDBSafetyReadOnlyDefaultBlockList(t *testing.T) {
 	seqPG := "edgemcp_ro_seq_" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	execSQL(t, db, "CREATE SEQUENCE "+seqPG)
 	t.Cleanup(func() { execSQL(t, db, "DROP SEQUENCE IF EXISTS "+seqPG) })
-	seqMy := testmysql.Table(t, "seq")
-	testmysql.Exec(t, "CREATE SEQUENCE "+seqMy)
+	seqMy := testservices.MySQLTable(t, "seq")
+	testservices.MySQLExec(t, "CREATE SEQUENCE "+seqMy)
 	for _, tt := range []struct{ typ, stmt, want string }{
 		{"postgres", "SELECT nextval('" + seqPG + "')", "25006"},
 		{"postgres", "SELECT setval('" + seqPG + "', 5)", "25006"},
@@ -154,7 +154,7 @@ func TestDBSafetyReadOnlyDefaultBlockList(t *testing.T) {
 // set_config (allowed off read_only) and an advisory lock; a MariaDB user
 // variable and named lock.
 func TestDBSafetySessionNotShared(t *testing.T) {
-	lock := testmysql.Table(t, "lock")
+	lock := testservices.MySQLTable(t, "lock")
 	g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
 		connector pg postgres %q {
@@ -196,7 +196,7 @@ func TestDBSafetySessionNotShared(t *testing.T) {
 			statement "SELECT GET_LOCK('%s', 0) AS v"
 		}
 	}
-}`, postgresURL(), testmysql.DSN(t), lock))
+}`, postgresURL(t), testservices.MySQLDSN(t), lock))
 	s := g.rawSession(t, "2025-11-25")
 	value := func(tool string, args any) any {
 		t.Helper()
@@ -225,7 +225,7 @@ func TestDBSafetySessionNotShared(t *testing.T) {
 	}
 	value("my-lock", map[string]any{})
 	var myFree int64
-	if err := testmysql.DB(t).QueryRow("SELECT IS_FREE_LOCK(?)", lock).Scan(&myFree); err != nil || myFree != 1 {
+	if err := testservices.MySQLDB(t).QueryRow("SELECT IS_FREE_LOCK(?)", lock).Scan(&myFree); err != nil || myFree != 1 {
 		t.Errorf("named lock after the call that took it: free=%d %v", myFree, err)
 	}
 }

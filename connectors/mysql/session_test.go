@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/edgemcp/edgemcp/connectors/internal/conntest"
-	"github.com/edgemcp/edgemcp/internal/testmysql"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 func TestChangesSession(t *testing.T) {
@@ -61,10 +61,10 @@ func TestSessionNotShared(t *testing.T) {
 			conntest.SameValue(t, "B reads @v", conntest.Scalar(t, c, "SELECT @edgemcp_v"), nil)
 
 			// A named lock is released with the call.
-			lock := testmysql.Table(t, "lock")
+			lock := testservices.MySQLTable(t, "lock")
 			conntest.SameValue(t, "A takes the lock", conntest.Scalar(t, c, "SELECT GET_LOCK(?, 0)", lock), int64(1))
 			var free int64
-			if err := testmysql.DB(t).QueryRow("SELECT IS_FREE_LOCK(?)", lock).Scan(&free); err != nil || free != 1 {
+			if err := testservices.MySQLDB(t).QueryRow("SELECT IS_FREE_LOCK(?)", lock).Scan(&free); err != nil || free != 1 {
 				t.Errorf("lock after A's call: free=%d, %v", free, err)
 			}
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgemcp/edgemcp/connectors/internal/testpg"
 	"github.com/edgemcp/edgemcp/connectors/postgres"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // TestSessionReset: on a one-connection pool, whatever a call leaves in
@@ -17,16 +17,16 @@ import (
 // protocol, sent in the same query string), after a success and after a
 // failure.
 func TestSessionReset(t *testing.T) {
-	admin := testpg.Conn(t)
+	admin := testservices.PostgresConn(t)
 	for _, tc := range []struct {
 		ro     bool
 		simple bool
 	}{{false, false}, {true, false}, {false, true}} {
 		ro := tc.ro
 		t.Run(fmt.Sprintf("read_only=%t simple=%t", ro, tc.simple), func(t *testing.T) {
-			dsn := testpg.URL(t)
+			dsn := testservices.PostgresURL(t)
 			if tc.simple {
-				dsn = testpg.URLWith(t, "default_query_exec_mode", "simple_protocol")
+				dsn = testservices.PostgresURLWith(t, "default_query_exec_mode", "simple_protocol")
 			}
 			c := open(t, postgres.Config{DSN: dsn, ReadOnly: ro, MaxConns: 1, StatementTimeout: 1234 * time.Millisecond})
 			key := time.Now().UnixNano()
@@ -36,7 +36,7 @@ func TestSessionReset(t *testing.T) {
 					t.Fatal(err)
 				}
 				if free {
-					testpg.Exec(t, admin, "SELECT pg_advisory_unlock($1)", key)
+					testservices.PostgresExec(t, admin, "SELECT pg_advisory_unlock($1)", key)
 				}
 				return !free
 			}
@@ -88,11 +88,11 @@ func TestSessionReset(t *testing.T) {
 // alone (SET, LISTEN ...: reset after them) or pipelined with the reset
 // (queries and DML, also through a function of the schema).
 func TestSessionResetReadWrite(t *testing.T) {
-	admin := testpg.Conn(t)
-	s := testpg.Schema(t, admin)
-	testpg.Exec(t, admin, "CREATE SEQUENCE "+s+".seq")
-	testpg.Exec(t, admin, "CREATE TABLE "+s+".items (id int)")
-	testpg.Exec(t, admin, `CREATE FUNCTION `+s+`.make_temp() RETURNS int LANGUAGE plpgsql AS $$
+	admin := testservices.PostgresConn(t)
+	s := testservices.PostgresSchema(t, admin)
+	testservices.PostgresExec(t, admin, "CREATE SEQUENCE "+s+".seq")
+	testservices.PostgresExec(t, admin, "CREATE TABLE "+s+".items (id int)")
+	testservices.PostgresExec(t, admin, `CREATE FUNCTION `+s+`.make_temp() RETURNS int LANGUAGE plpgsql AS $$
 		BEGIN CREATE TEMP TABLE items (id int); INSERT INTO items VALUES (666); RETURN 1; END $$`)
 	c := open(t, postgres.Config{MaxConns: 1, StatementTimeout: 1234 * time.Millisecond})
 	for _, tt := range []struct{ leave, check string }{
@@ -117,9 +117,9 @@ func TestSessionResetReadWrite(t *testing.T) {
 // TestSessionResetSequences: currval/lastval of a previous caller's
 // nextval are not readable by the next caller.
 func TestSessionResetSequences(t *testing.T) {
-	admin := testpg.Conn(t)
-	s := testpg.Schema(t, admin)
-	testpg.Exec(t, admin, "CREATE SEQUENCE "+s+".seq")
+	admin := testservices.PostgresConn(t)
+	s := testservices.PostgresSchema(t, admin)
+	testservices.PostgresExec(t, admin, "CREATE SEQUENCE "+s+".seq")
 	c := open(t, postgres.Config{MaxConns: 1})
 	scalar(t, c, "SELECT nextval('"+s+".seq')")
 	if _, err := c.Query(context.Background(), "SELECT lastval()", nil); err == nil {
