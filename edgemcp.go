@@ -7,10 +7,13 @@
 //	xcaddy build --with github.com/edgemcp/edgemcp
 //
 // The Caddy modules themselves are registered by package
-// github.com/edgemcp/edgemcp/caddymodule, imported here.
+// github.com/edgemcp/edgemcp/caddymodule and by the built-in sources
+// (guest modules mcp.sources.*), imported here.
 package edgemcp
 
 import (
 	// Registers the edgemcp Caddy modules and Caddyfile directives.
 	_ "github.com/edgemcp/edgemcp/caddymodule"
+	// The built-in sources.
+	_ "github.com/edgemcp/edgemcp/sources/openapi"
 )

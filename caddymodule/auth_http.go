@@ -105,12 +105,22 @@ func (h *Handler) refuseEndpoint(w http.ResponseWriter, r *http.Request, err err
 // same provider and policy check as the auth stage. mcp-go also applies the
 // filter to tools/call, where it would answer "tool not found"; calls are
 // let through so the auth stage refuses them with the documented -32000.
+//
+// Aliases (mcpserver.go) are never listed: each tool appears once, under
+// its own name.
 func (h *Handler) toolFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	if len(h.providers) == 0 || callStateFrom(ctx) != nil {
+	if callStateFrom(ctx) != nil {
+		return tools
+	}
+	aliases := h.engine.Aliases()
+	if len(h.providers) == 0 && len(aliases) == 0 {
 		return tools
 	}
 	out := make([]mcp.Tool, 0, len(tools))
 	for _, t := range tools {
+		if _, alias := aliases[t.Name]; alias {
+			continue
+		}
 		if pt := h.engine.Lookup(t.Name); pt != nil && h.callable(ctx, pt) {
 			out = append(out, t)
 		}

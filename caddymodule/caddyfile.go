@@ -43,6 +43,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		connector <name> postgres|mysql|sqlite|redis <dsn-or-path> { ... }
 //		cache { ... }
 //		tool <name> { ... }
+//		source <name> <type> ... { ... }
 //	}
 //
 // Every error names the file and line (Dispenser.Errf does).
@@ -153,6 +154,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.Connectors = append(h.Connectors, c)
 		case "auth", "default_auth":
 			if err := h.parseAuthDirective(d); err != nil {
+				return err
+			}
+		case "source":
+			if err := h.parseSourceDirective(d); err != nil {
 				return err
 			}
 		case "cache":

@@ -23,9 +23,17 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithRecovery(),
 		server.WithToolFilter(h.toolFilter), // auth_http.go
 	)
-	entries := make([]server.ServerTool, 0, len(h.engine.Tools()))
+	entries := make([]server.ServerTool, 0, len(h.engine.Tools())+len(h.engine.Aliases()))
 	for _, t := range h.engine.Tools() {
 		entries = append(entries, server.ServerTool{Tool: mcpTool(t), Handler: h.toolHandler(t.Name)})
+	}
+	// An alias is registered as a tool of its own name so that mcp-go's
+	// dispatcher finds it; it runs the tool it stands for, and tools/list
+	// leaves it out (toolFilter).
+	for alias, t := range h.engine.Aliases() {
+		a := mcpTool(t)
+		a.Name = alias
+		entries = append(entries, server.ServerTool{Tool: a, Handler: h.toolHandler(t.Name)})
 	}
 	srv.AddTools(entries...)
 
@@ -50,10 +58,11 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 func mcpTool(t *pipeline.Tool) mcp.Tool {
 	a := t.Annotations
 	return mcp.Tool{
-		Name:           t.Name,
-		Title:          t.Title,
-		Description:    t.Description,
-		RawInputSchema: t.Schema(),
+		Name:            t.Name,
+		Title:           t.Title,
+		Description:     t.Description,
+		RawInputSchema:  t.Schema(),
+		RawOutputSchema: t.OutputSchema,
 		Annotations: mcp.ToolAnnotation{
 			Title:           t.Title,
 			ReadOnlyHint:    a.ReadOnly,

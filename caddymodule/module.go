@@ -75,6 +75,8 @@ type Handler struct {
 
 	Connectors []ConnectorConfig `json:"connectors,omitempty"`
 	Tools      []ToolConfig      `json:"tools,omitempty"`
+	// Sources bring their own tools (sources.go).
+	Sources []SourceConfig `json:"sources,omitempty"`
 	// Cache is the result cache (cache.go).
 	Cache *CacheConfig `json:"cache,omitempty"`
 
@@ -176,6 +178,20 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 		tools = append(tools, t)
 	}
+	sourced, err := h.provisionSources(ctx)
+	if err != nil {
+		return err
+	}
+	declared := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		declared[t.Name] = true
+	}
+	for _, t := range sourced {
+		if declared[t.Name] {
+			return fmt.Errorf("source %q: its tool %q has the name of a declared tool", t.Source, t.Name)
+		}
+	}
+	tools = append(tools, sourced...)
 	if err := h.provisionCache(ctx, tools, repl); err != nil {
 		return err
 	}

@@ -86,6 +86,12 @@ type Executor interface {
 	Execute(ctx context.Context, call *Call) (*Result, error)
 }
 
+// ExecutorFunc is a function used as an Executor.
+type ExecutorFunc func(ctx context.Context, call *Call) (*Result, error)
+
+// Execute calls f.
+func (f ExecutorFunc) Execute(ctx context.Context, call *Call) (*Result, error) { return f(ctx, call) }
+
 // Authorizer is the authentication stage of a tool: it returns the caller's
 // identity or an error that stops the call.
 type Authorizer interface {

@@ -93,6 +93,19 @@ func (k APIKey) Apply(_ context.Context, req *http.Request, _ *pipeline.Call) er
 		q.Set(k.Name, k.Value)
 		req.URL.RawQuery = q.Encode()
 	case "cookie":
+		// Drop any pair of that name first: servers read the first one, so
+		// a caller's cookie must not come before the gateway's.
+		var kept []string
+		for _, pair := range strings.Split(req.Header.Get("Cookie"), ";") {
+			name, _, _ := strings.Cut(strings.TrimSpace(pair), "=")
+			if pair = strings.TrimSpace(pair); pair != "" && name != k.Name {
+				kept = append(kept, pair)
+			}
+		}
+		req.Header.Del("Cookie")
+		if len(kept) > 0 {
+			req.Header.Set("Cookie", strings.Join(kept, "; "))
+		}
 		req.AddCookie(&http.Cookie{Name: k.Name, Value: k.Value})
 	default:
 		return fmt.Errorf("api_key: unknown location %q", k.In)

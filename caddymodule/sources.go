@@ -1,0 +1,93 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// Sources are backends that bring their own tools (README, Sources): guest
+// modules mcp.sources.<type> (openapi, ...), added to a build with xcaddy
+// like any Caddy module. The gateway names each source's tools into the
+// source's namespace and serves them beside the declared tools.
+
+// SourceConfig is `source <name> <type> ... { ... }`.
+type SourceConfig struct {
+	// Name is the source's namespace: its tools are named <name>_<tool>.
+	Name      string          `json:"name"`
+	SourceRaw json.RawMessage `json:"source" caddy:"namespace=mcp.sources inline_key=source"`
+}
+
+// sourceName is what a namespace may be: it starts every tool name.
+var sourceName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,31}$`)
+
+// parseSourceDirective reads `source <name> <type> ...`; the block
+// belongs to the source module.
+func (h *Handler) parseSourceDirective(d *caddyfile.Dispenser) error {
+	if !d.NextArg() {
+		return d.Errf("usage: source <name> <type> ... { ... } (types: openapi, or one added with xcaddy)")
+	}
+	name := d.Val()
+	if !sourceName.MatchString(name) {
+		return d.Errf("source %q: the name starts its tools' names, so it must match %s", name, sourceName)
+	}
+	if !d.NextArg() {
+		return d.Errf("source %q: missing type (openapi, ...)", name)
+	}
+	typ := d.Val()
+	for _, other := range h.Sources {
+		if other.Name == name {
+			return d.Errf("source %q declared twice", name)
+		}
+	}
+	if _, err := caddy.GetModule("mcp.sources." + typ); err != nil {
+		return d.Errf("source %q: unknown type %q (built in: openapi; others are added with xcaddy --with)", name, typ)
+	}
+	unm, err := caddyfile.UnmarshalModule(d, "mcp.sources."+typ)
+	if err != nil {
+		return err
+	}
+	var warnings []caddyconfig.Warning
+	h.Sources = append(h.Sources, SourceConfig{Name: name, SourceRaw: caddyconfig.JSONModuleObject(unm, "source", typ, &warnings)})
+	return nil
+}
+
+// provisionSources loads the source modules and returns their tools.
+// Caddy provisions each module and cleans it up with this config.
+func (h *Handler) provisionSources(ctx caddy.Context) ([]*pipeline.Tool, error) {
+	var tools []*pipeline.Tool
+	seen := map[string]bool{}
+	for i := range h.Sources {
+		cfg := &h.Sources[i]
+		if !sourceName.MatchString(cfg.Name) {
+			return nil, fmt.Errorf("source %q: the name must match %s", cfg.Name, sourceName)
+		}
+		if seen[cfg.Name] {
+			return nil, fmt.Errorf("source %q declared twice", cfg.Name)
+		}
+		seen[cfg.Name] = true
+		mod, err := ctx.LoadModule(cfg, "SourceRaw")
+		if err != nil {
+			return nil, fmt.Errorf("source %q: %v", cfg.Name, err)
+		}
+		src, ok := mod.(pipeline.Source)
+		if !ok {
+			return nil, fmt.Errorf("source %q: module %T is not a source", cfg.Name, mod)
+		}
+		got, err := src.Tools(cfg.Name)
+		if err != nil {
+			return nil, fmt.Errorf("source %q: %v", cfg.Name, err)
+		}
+		for _, t := range got {
+			t.Source = cfg.Name
+		}
+		tools = append(tools, got...)
+	}
+	return tools, nil
+}

@@ -1,0 +1,247 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+	_ "github.com/edgemcp/edgemcp/sources/openapi" // mcp.sources.openapi, as the root package registers it
+)
+
+// petsUpstream is a real HTTP server behind the OpenAPI source: it serves
+// the pet store and records the Authorization header of each request.
+type petsUpstream struct {
+	*httptest.Server
+	mu    sync.Mutex
+	auths []string
+	paths []string
+}
+
+func newPetsUpstream(t *testing.T) *petsUpstream {
+	t.Helper()
+	u := &petsUpstream{}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.auths = append(u.auths, r.Header.Get("Authorization"))
+		u.paths = append(u.paths, r.URL.Path)
+		u.mu.Unlock()
+		id, ok := strings.CutPrefix(r.URL.Path, "/v1/pets/")
+		if !ok || r.Method != http.MethodGet {
+			http.NotFound(w, r)
+			return
+		}
+		if id == "0" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"code": 404, "message": "no such pet"}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id": 7, "name": %q}`, "pet "+id)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *petsUpstream) lastAuth() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.auths) == 0 {
+		return ""
+	}
+	return u.auths[len(u.auths)-1]
+}
+
+func (u *petsUpstream) requests() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.paths)
+}
+
+// TestOpenAPISourceEndToEnd: an OpenAPI document becomes namespaced tools
+// served by Caddy; calls reach the upstream with the injected credential on
+// both transport paths, under the tool's name and its aliases; tools/list
+// shows each tool once, with its output schema.
+func TestOpenAPISourceEndToEnd(t *testing.T) {
+	up := newPetsUpstream(t)
+	t.Setenv("EDGEMCP_TEST_PETS_TOKEN", "pets-secret-token")
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source pets openapi ../sources/openapi/testdata/petstore.yaml {
+			base_url %s/v1
+			credential bearer {env.EDGEMCP_TEST_PETS_TOKEN}
+			exclude getPhoto
+			retries 0
+		}
+	}
+}`, up.URL))
+
+	c := g.mcpClient(t)
+	list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]mcp.Tool{}
+	for _, tl := range list.Tools {
+		byName[tl.Name] = tl
+	}
+	show, ok := byName["pets_showPetById"]
+	if !ok || byName["pets_getPhoto"].Name != "" || byName["showPetById"].Name != "" || byName["pets.showPetById"].Name != "" {
+		t.Fatalf("tools/list: %v", keys(byName))
+	}
+	if show.OutputSchema.Type != "object" {
+		t.Errorf("pets_showPetById outputSchema: %+v", show.OutputSchema)
+	}
+	if show.Annotations.ReadOnlyHint == nil || !*show.Annotations.ReadOnlyHint {
+		t.Errorf("GET without readOnlyHint: %+v", show.Annotations)
+	}
+
+	// mcp-go's client, by name and by alias.
+	for _, name := range []string{"pets_showPetById", "showPetById", "pets.showPetById"} {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = name, map[string]any{"petId": "7"}
+		res, err := c.CallTool(context.Background(), req)
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+		if sc, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(sc), `"name":"pet 7"`) {
+			t.Errorf("%s: structuredContent %s", name, sc)
+		}
+		if got := up.lastAuth(); got != "Bearer pets-secret-token" {
+			t.Errorf("%s: the upstream saw Authorization %q", name, got)
+		}
+	}
+
+	// The raw session takes the direct path; with _meta the call goes
+	// through mcp-go's dispatcher. Both accept the alias.
+	s := g.rawSession(t, "2025-06-18")
+	direct := directCount()
+	if r := s.call(t, "showPetById", map[string]any{"petId": "8"}).tool(t); !strings.Contains(r.Content[0].Text, "pet 8") {
+		t.Errorf("direct path, alias: %+v", r)
+	}
+	resp, _ := s.post(t, `{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"pets.showPetById","arguments":{"petId":"9"},"_meta":{"progressToken":"p1"}}}`)
+	if r := resp.tool(t); !strings.Contains(r.Content[0].Text, "pet 9") {
+		t.Errorf("mcp-go path, alias: %+v", r)
+	}
+	if directCount()-direct != 1 {
+		t.Errorf("%d calls took the direct path, want 1", directCount()-direct)
+	}
+
+	// A caller cannot set the credential's header, and an upstream error
+	// is -32000 with its status.
+	before := up.requests()
+	r := s.call(t, "pets_showPetById", map[string]any{"petId": "7", "Authorization": "Bearer mine"})
+	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, `unknown input "Authorization"`) {
+		t.Errorf("Authorization as an argument: %+v", r.Error)
+	}
+	if up.requests() != before {
+		t.Error("the refused call reached the upstream")
+	}
+	r = s.call(t, "pets_showPetById", map[string]any{"petId": "0"})
+	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, `HTTP 404 Not Found: {"code": 404, "message": "no such pet"}`) {
+		t.Errorf("upstream 404: %+v", r.Error)
+	}
+}
+
+// TestSourceLoadErrors: a source that cannot load fails the config, naming
+// the source and what is wrong; the Caddyfile refuses bad source lines at
+// adapt time with the line.
+func TestSourceLoadErrors(t *testing.T) {
+	g := &gateway{t: t, port: freePort(t)}
+	caddyMu.Lock()
+	err := g.load(`SITE {
+	mcp /mcp {
+		source pets openapi ./no-such-spec.yaml
+	}
+}`)
+	_ = caddy.Stop()
+	caddyMu.Unlock()
+	if err == nil || !strings.Contains(err.Error(), `source "pets"`) || !strings.Contains(err.Error(), "no-such-spec.yaml") {
+		t.Errorf("missing document: %v", err)
+	}
+	for _, tc := range []struct{ cfg, want string }{
+		{"source", "usage: source <name> <type>"},
+		{"source pets", `source "pets": missing type`},
+		{"source pets nosuch x", `unknown type "nosuch"`},
+		{"source pe.ts openapi x", "must match"},
+		{"source pets openapi", "usage: source <name> openapi"},
+		{"source pets openapi x {\n\t\t\tcredential magic\n\t\t}", `unknown kind "magic"`},
+		{"source pets openapi x {\n\t\t\tinclude [a-\n\t\t}", "include:"},
+		{"source pets openapi x {\n\t\t\tretries many\n\t\t}", "retries must be"},
+		{"source pets openapi x\n\t\tsource pets openapi y", `source "pets" declared twice`},
+	} {
+		got := adaptForTest(t, ":8080 {\n\tmcp {\n\t\t"+tc.cfg+"\n\t}\n}\n")
+		if !strings.HasPrefix(got, "error: ") || !strings.Contains(got, tc.want) || !strings.Contains(got, "Caddyfile:") {
+			t.Errorf("%q: %s, want an error with %q and the line", tc.cfg, got, tc.want)
+		}
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// echoSource is a third party's source, as xcaddy --with would add it:
+// a Caddy module in its own package (here, this test file) registered as
+// mcp.sources.echo_test, used from a Caddyfile with nothing else to wire.
+type echoSource struct {
+	Word string `json:"word"`
+}
+
+func init() { caddy.RegisterModule(echoSource{}) }
+
+func (echoSource) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "mcp.sources.echo_test", New: func() caddy.Module { return new(echoSource) }}
+}
+
+func (e *echoSource) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next()
+	if !d.AllArgs(&e.Word) {
+		return d.ArgErr()
+	}
+	return nil
+}
+
+func (e *echoSource) Tools(namespace string) ([]*pipeline.Tool, error) {
+	word := e.Word
+	return []*pipeline.Tool{{
+		Name:        pipeline.ToolName(namespace, "say"),
+		Description: "Says the word",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+		Aliases:     []string{namespace + ".say"},
+		Executor: pipeline.ExecutorFunc(func(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
+			return &pipeline.Result{Value: word}, nil
+		}),
+	}}, nil
+}
+
+// TestThirdPartySource: a source module from another package plugs in
+// through the mcp.sources namespace alone.
+func TestThirdPartySource(t *testing.T) {
+	g := startGateway(t, `SITE {
+	mcp /mcp {
+		source greet echo_test hello
+	}
+}`)
+	s := g.rawSession(t, "2025-06-18")
+	for _, name := range []string{"greet_say", "greet.say"} {
+		if r := s.call(t, name, map[string]any{}).tool(t); r.Content[0].Text != `"hello"` {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
+}

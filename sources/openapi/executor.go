@@ -1,0 +1,139 @@
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/sources/upstream"
+)
+
+// Defaults of an Executor.
+const (
+	DefaultMaxResponseSize = 8 << 20 // bytes
+	DefaultTimeout         = 30 * time.Second
+)
+
+// Executor runs one operation's calls: it checks the arguments, builds the
+// request, adds the credentials, sends it (with retries and through the
+// source's breaker) and turns the response into a result.
+type Executor struct {
+	Op          *Operation
+	Base        *url.URL     // the server URL paths are appended to
+	Client      *http.Client // shared by a source's operations (upstream.NewClient)
+	Credentials []upstream.Credential
+	Retry       upstream.Retry
+	Breaker     *upstream.Breaker // nil: none
+	// MaxResponseSize bounds the response body read (max_response_size).
+	MaxResponseSize int64
+	// Timeout bounds the whole call, retries and response body included.
+	Timeout time.Duration
+}
+
+var _ pipeline.Executor = (*Executor)(nil)
+
+func (x *Executor) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
+	if err := x.Op.checkArgs(call.Inputs); err != nil {
+		return nil, pipeline.Fail(pipeline.StageValidation, err, "%s", err.Error())
+	}
+	timeout := x.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := x.Op.newRequest(ctx, x.Base, call.Inputs)
+	if err != nil {
+		return nil, pipeline.Fail(pipeline.StageValidation, err, "%s", err.Error())
+	}
+	for _, c := range x.Credentials {
+		if err := c.Apply(ctx, req, call); err != nil {
+			return nil, err
+		}
+	}
+	res, err := x.Retry.Send(ctx, x.Client, req, x.Breaker)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return nil, upstream.NewStatusError(res)
+	}
+	max := x.MaxResponseSize
+	if max <= 0 {
+		max = DefaultMaxResponseSize
+	}
+	body, err := upstream.ReadBody(res, max)
+	if err != nil {
+		return nil, err
+	}
+	return result(req.URL, res, body)
+}
+
+// result turns a 2xx response into the tool's result: JSON as the value
+// (a JSON object also as structuredContent), text as a text block, images
+// and audio as MCP image and audio content, anything else as an embedded
+// resource; no body is null.
+func result(u *url.URL, res *http.Response, body []byte) (*pipeline.Result, error) {
+	meta := map[string]any{"edgemcp/http": map[string]any{"status": res.StatusCode}}
+	if res.StatusCode == http.StatusNoContent || len(body) == 0 {
+		return &pipeline.Result{Value: nil, Meta: meta}, nil
+	}
+	mt, _, err := mime.ParseMediaType(res.Header.Get("Content-Type"))
+	if err != nil {
+		mt = http.DetectContentType(body)
+		mt, _, _ = strings.Cut(mt, ";")
+	}
+	switch {
+	case isJSON(mt):
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, upstream.Failed("upstream sent invalid JSON", err)
+		}
+		if obj, ok := v.(map[string]any); ok {
+			return native(map[string]any{
+				"content":           []any{map[string]any{"type": "text", "text": string(bytes.TrimSpace(body))}},
+				"structuredContent": obj,
+			}, meta)
+		}
+		return &pipeline.Result{Value: v, Meta: meta}, nil
+	case strings.HasPrefix(mt, "text/") || mt == "application/xml" || strings.HasSuffix(mt, "+xml"):
+		return native(map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.ToValidUTF8(string(body), "\uFFFD")}}}, meta)
+	case strings.HasPrefix(mt, "image/"), strings.HasPrefix(mt, "audio/"):
+		kind, _, _ := strings.Cut(mt, "/")
+		return native(map[string]any{"content": []any{map[string]any{
+			"type": kind, "mimeType": mt, "data": base64.StdEncoding.EncodeToString(body),
+		}}}, meta)
+	default:
+		return native(map[string]any{"content": []any{map[string]any{
+			"type": "resource",
+			"resource": map[string]any{
+				"uri": resourceURI(u), "mimeType": mt, "blob": base64.StdEncoding.EncodeToString(body),
+			},
+		}}}, meta)
+	}
+}
+
+// resourceURI names a response by its URL without query or user info: a
+// credential sent as a query key must not reach the model.
+func resourceURI(u *url.URL) string {
+	c := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+	return c.String()
+}
+
+func native(v map[string]any, meta map[string]any) (*pipeline.Result, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, upstream.Failed("upstream response cannot be encoded", err)
+	}
+	return &pipeline.Result{Native: b, Meta: meta}, nil
+}

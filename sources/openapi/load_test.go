@@ -1,0 +1,152 @@
+package openapi
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func load(t *testing.T, path string) *Document {
+	t.Helper()
+	doc, err := Load(context.Background(), path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func toolNames(t *testing.T, doc *Document, opt Options) []string {
+	t.Helper()
+	ops, err := Operations(doc, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range ops {
+		names = append(names, o.Tool)
+	}
+	return names
+}
+
+// TestLoadVersions: OpenAPI 3.0 YAML, 3.1 JSON and Swagger 2.0 (converted)
+// all load and yield their operations.
+func TestLoadVersions(t *testing.T) {
+	for _, tc := range []struct {
+		file, want string
+		converted  bool
+	}{
+		{"testdata/petstore.yaml", "pets_get_notes_day pets_listPets pets_createPet pets_showPetById pets_updatePet pets_getPhoto pets_getTree", false},
+		{"testdata/notes31.json", "pets_addNote pets_getNote", false},
+		{"testdata/swagger2.yaml", "pets_getUser", true},
+	} {
+		doc := load(t, tc.file)
+		if got := strings.Join(toolNames(t, doc, Options{Prefix: "pets"}), " "); got != tc.want {
+			t.Errorf("%s: tools %s, want %s", tc.file, got, tc.want)
+		}
+		if doc.Converted != tc.converted {
+			t.Errorf("%s: converted = %t", tc.file, doc.Converted)
+		}
+	}
+}
+
+// TestLoadFromURL: a document served over HTTP loads, relative server URLs
+// resolve against it; a document over the size bound, a slow server and a
+// non-200 answer fail with what went wrong.
+func TestLoadFromURL(t *testing.T) {
+	spec, _ := os.ReadFile("testdata/notes31.json")
+	mux := http.NewServeMux()
+	mux.HandleFunc("/spec.json", func(w http.ResponseWriter, r *http.Request) { w.Write(spec) })
+	mux.HandleFunc("/slow.json", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	doc, err := Load(context.Background(), srv.URL+"/spec.json", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := baseURL(doc, "")
+	if err != nil || base.String() != srv.URL+"/api" {
+		t.Errorf("base URL %v, %v; want %s/api", base, err, srv.URL)
+	}
+	for _, tc := range []struct {
+		url  string
+		opt  LoadOptions
+		want string
+	}{
+		{srv.URL + "/spec.json", LoadOptions{MaxSize: 100}, "larger than 100 bytes"},
+		{srv.URL + "/slow.json", LoadOptions{Timeout: 200 * time.Millisecond}, "deadline exceeded"},
+		{srv.URL + "/missing.json", LoadOptions{}, "HTTP 404"},
+	} {
+		if _, err := Load(context.Background(), tc.url, tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.url, err, tc.want)
+		}
+	}
+}
+
+// TestExternalRefsOff: a document that points a $ref at another file or a
+// URL cannot make the gateway read it unless allowed.
+func TestExternalRefsOff(t *testing.T) {
+	hit := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case hit <- r.URL.Path:
+		default:
+		}
+		w.Write([]byte(`{"type":"string"}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	spec := `openapi: 3.0.3
+info: {title: x, version: "1"}
+paths:
+  /a:
+    get:
+      operationId: a
+      parameters:
+        - {name: q, in: query, schema: {$ref: "` + srv.URL + `/schema.json"}}
+      responses: {"200": {description: ok}}
+`
+	path := dir + "/spec.yaml"
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(context.Background(), path, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "external") {
+		t.Errorf("external $ref with refs off: %v", err)
+	}
+	select {
+	case p := <-hit:
+		t.Errorf("the server was asked for %s", p)
+	default:
+	}
+	if _, err := Load(context.Background(), path, LoadOptions{AllowExternalRefs: true}); err != nil {
+		t.Errorf("external $ref allowed: %v", err)
+	}
+}
+
+// TestLoadRefusesWhatIsNotADocument names the file and the reason.
+func TestLoadRefusesWhatIsNotADocument(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"list.yaml":    "- a\n- b\n",
+		"nothing.json": `{"info": {}}`,
+		"broken.yaml":  "openapi: 3.0.3\npaths: [",
+	} {
+		p := dir + "/" + name
+		os.WriteFile(p, []byte(text), 0o644)
+		if _, err := Load(context.Background(), p, LoadOptions{}); err == nil || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := Load(context.Background(), dir+"/absent.yaml", LoadOptions{}); err == nil {
+		t.Error("absent file loaded")
+	}
+}

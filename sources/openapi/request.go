@@ -1,0 +1,251 @@
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// checkArgs validates a call's arguments against the operation before
+// anything is sent: no unknown argument (a caller cannot reach a request
+// part the tool does not offer), every required one present, and each
+// value valid for its schema.
+func (o *Operation) checkArgs(args map[string]any) error {
+	known := make(map[string]*openapi3.SchemaRef, len(o.Params)+1)
+	for _, p := range o.Params {
+		known[p.Property] = p.Schema
+		if _, ok := args[p.Property]; !ok && p.Required {
+			return fmt.Errorf("input %q is required", p.Property)
+		}
+	}
+	if o.Body != nil {
+		known[bodyProperty] = o.Body.Schema
+		if _, ok := args[bodyProperty]; !ok && o.Body.Required {
+			return fmt.Errorf("input %q is required", bodyProperty)
+		}
+	}
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		schema, ok := known[k]
+		if !ok {
+			return fmt.Errorf("unknown input %q", k)
+		}
+		if schema == nil || schema.Value == nil {
+			continue
+		}
+		opts := []openapi3.SchemaValidationOption{openapi3.MultiErrors(), openapi3.DisableReadOnlyValidation()}
+		if o.schema2020 {
+			opts = append(opts, openapi3.EnableJSONSchema2020())
+		}
+		if err := schema.Value.VisitJSON(plainJSON(args[k]), opts...); err != nil {
+			return fmt.Errorf("input %q: %s", k, schemaErrorText(err))
+		}
+	}
+	return nil
+}
+
+// schemaErrorText is the first lines of a schema validation error: kin's
+// messages end with the whole schema and value, too much for a caller.
+func schemaErrorText(err error) string {
+	var me openapi3.MultiError
+	if errors.As(err, &me) && len(me) > 0 {
+		err = me[0]
+	}
+	var se *openapi3.SchemaError
+	if errors.As(err, &se) {
+		msg := se.Reason
+		if p := se.JSONPointer(); len(p) > 0 {
+			msg = "/" + strings.Join(p, "/") + ": " + msg
+		}
+		return msg
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return msg
+}
+
+// plainJSON copies v with json.Number as float64, which the schema
+// validator expects (the values sent keep their exact digits).
+func plainJSON(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		f, _ := v.Float64()
+		return f
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[k] = plainJSON(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(v))
+		for i, e := range v {
+			s[i] = plainJSON(e)
+		}
+		return s
+	}
+	return v
+}
+
+// newRequest builds the HTTP request of one call: the path with its
+// parameters (each confined to its segment), the query, headers, cookies
+// and body. base is the server URL the path is appended to.
+func (o *Operation) newRequest(ctx context.Context, base *url.URL, args map[string]any) (*http.Request, error) {
+	p := o.Path
+	var query, cookies []string
+	header := http.Header{}
+	for _, prm := range o.Params {
+		v, ok := args[prm.Property]
+		if !ok {
+			continue
+		}
+		enc, err := prm.encode(v)
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %v", prm.Property, err)
+		}
+		switch prm.In {
+		case openapi3.ParameterInPath:
+			p = strings.ReplaceAll(p, "{"+prm.Name+"}", enc.Path)
+		case openapi3.ParameterInQuery:
+			query = append(query, enc.Query...)
+		case openapi3.ParameterInHeader:
+			header.Set(prm.Name, enc.Header)
+		case openapi3.ParameterInCookie:
+			cookies = append(cookies, enc.Cookie...)
+		}
+	}
+	u := *base
+	u.RawPath = ""
+	u.Path = ""
+	u.RawPath = strings.TrimRight(base.EscapedPath(), "/") + p
+	if dec, err := url.PathUnescape(u.RawPath); err == nil {
+		u.Path = dec
+	}
+	u.RawQuery = strings.Join(query, "&")
+	u.Fragment = ""
+
+	var body io.Reader
+	contentType := ""
+	if o.Body != nil {
+		if v, ok := args[bodyProperty]; ok {
+			b, ct, err := encodeBody(o.Body.MediaType, v)
+			if err != nil {
+				return nil, fmt.Errorf("input %q: %v", bodyProperty, err)
+			}
+			body, contentType = bytes.NewReader(b), ct
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, o.Method, u.String(), body)
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	if len(cookies) > 0 {
+		req.Header.Set("Cookie", strings.Join(cookies, "; "))
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("Accept", "application/json, */*;q=0.8")
+	return req, nil
+}
+
+// encodeBody writes a request body in the operation's media type.
+func encodeBody(mediaType string, v any) ([]byte, string, error) {
+	switch {
+	case isJSON(mediaType):
+		b, err := json.Marshal(v)
+		return b, mediaType, err
+	case mediaType == "application/x-www-form-urlencoded":
+		fields, err := formFields(v)
+		if err != nil {
+			return nil, "", err
+		}
+		vals := url.Values{}
+		for _, f := range fields {
+			vals.Add(f[0], f[1])
+		}
+		return []byte(vals.Encode()), mediaType, nil
+	case mediaType == "multipart/form-data":
+		fields, err := formFields(v)
+		if err != nil {
+			return nil, "", err
+		}
+		var buf bytes.Buffer
+		w := multipart.NewWriter(&buf)
+		for _, f := range fields {
+			if err := w.WriteField(f[0], f[1]); err != nil {
+				return nil, "", err
+			}
+		}
+		if err := w.Close(); err != nil {
+			return nil, "", err
+		}
+		return buf.Bytes(), w.FormDataContentType(), nil
+	default: // text/*, application/octet-stream: the value as text
+		s, ok := v.(string)
+		if !ok {
+			return nil, "", fmt.Errorf("a %s body must be a string", mediaType)
+		}
+		return []byte(s), mediaType, nil
+	}
+}
+
+// formFields flattens an object into form fields in key order: scalars as
+// text, arrays as one field per element, nested objects as JSON (the
+// specification's default encoding for them).
+func formFields(v any) ([][2]string, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("a form body must be an object")
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out [][2]string
+	for _, k := range keys {
+		vals := []any{obj[k]}
+		if list, ok := obj[k].([]any); ok {
+			vals = list
+		}
+		for _, e := range vals {
+			s, err := formText(e)
+			if err != nil {
+				return nil, fmt.Errorf("field %q: %v", k, err)
+			}
+			out = append(out, [2]string{k, s})
+		}
+	}
+	return out, nil
+}
+
+func formText(v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case nil:
+		return "", nil
+	case map[string]any, []any:
+		b, err := json.Marshal(v)
+		return string(b), err
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}

@@ -1,0 +1,111 @@
+package openapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/sources/upstream"
+)
+
+// Config is how a document's operations become tools.
+type Config struct {
+	Options
+	// BaseURL overrides the document's servers[0].
+	BaseURL string
+	// Credentials are added to every request, in order.
+	Credentials []upstream.Credential
+	// Client sends the requests; nil uses upstream.NewClient(http.DefaultTransport).
+	Client          *http.Client
+	Retry           upstream.Retry
+	Breaker         *upstream.Breaker
+	MaxResponseSize int64
+	Timeout         time.Duration
+}
+
+// Tools returns one tool per operation of doc that cfg selects, each with
+// its executor, annotations, input and output schemas and aliases.
+func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
+	base, err := baseURL(doc, cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cfg.Credentials {
+		cfg.Reserved.Add(c.Reserves())
+	}
+	ops, err := Operations(doc, cfg.Options)
+	if err != nil {
+		return nil, err
+	}
+	client := cfg.Client
+	if client == nil {
+		client = upstream.NewClient(http.DefaultTransport)
+	}
+	tools := make([]*pipeline.Tool, 0, len(ops))
+	for _, o := range ops {
+		in, err := json.Marshal(o.InputSchema())
+		if err != nil {
+			return nil, fmt.Errorf("%s: input schema: %v", o.Origin(), err)
+		}
+		t := &pipeline.Tool{
+			Name:        o.Tool,
+			Title:       o.Op.Summary,
+			Description: o.Description(),
+			InputSchema: in,
+			Annotations: o.Annotations(),
+			Aliases:     o.Aliases,
+			Source:      cfg.Prefix,
+			Executor: &Executor{Op: o, Base: base, Client: client, Credentials: cfg.Credentials,
+				Retry: cfg.Retry, Breaker: cfg.Breaker, MaxResponseSize: cfg.MaxResponseSize, Timeout: cfg.Timeout},
+		}
+		if out := o.OutputSchema(); out != nil {
+			if t.OutputSchema, err = json.Marshal(out); err != nil {
+				return nil, fmt.Errorf("%s: output schema: %v", o.Origin(), err)
+			}
+		}
+		tools = append(tools, t)
+	}
+	return tools, nil
+}
+
+// baseURL is the configured base URL, else the document's first server
+// with its variables at their defaults, resolved against the document's
+// own URL when relative.
+func baseURL(doc *Document, configured string) (*url.URL, error) {
+	raw := configured
+	if raw == "" {
+		if len(doc.Servers) == 0 || doc.Servers[0] == nil {
+			return nil, fmt.Errorf("%s names no server: set base_url", doc.Location)
+		}
+		s := doc.Servers[0]
+		raw = s.URL
+		for name, v := range s.Variables {
+			if v != nil {
+				raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
+			}
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("base URL %q: %v", raw, err)
+	}
+	if !u.IsAbs() {
+		loc, err := url.Parse(doc.Location)
+		if err != nil || (loc.Scheme != "http" && loc.Scheme != "https") {
+			return nil, fmt.Errorf("the server URL %q is relative and the document was not read from a URL: set base_url", raw)
+		}
+		u = loc.ResolveReference(u)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("base URL %q: want http or https", raw)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("base URL %s: put credentials in a credential, not in the URL", u.Redacted())
+	}
+	u.RawQuery, u.Fragment = "", ""
+	return u, nil
+}

@@ -1,0 +1,283 @@
+package upstream
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+)
+
+// Config is what every HTTP source accepts besides its own settings
+// (README, Sources): credentials, static headers, retries, a circuit
+// breaker, timeouts and a response bound. Source modules embed it and
+// hand their Caddyfile sub-directives to UnmarshalSubdirective.
+type Config struct {
+	Credentials     []CredentialConfig `json:"credentials,omitempty"`
+	Headers         map[string]string  `json:"headers,omitempty"`
+	Retries         *int               `json:"retries,omitempty"`
+	CircuitBreaker  *BreakerConfig     `json:"circuit_breaker,omitempty"`
+	Timeout         caddy.Duration     `json:"timeout,omitempty"`
+	MaxResponseSize int64              `json:"max_response_size,omitempty"`
+}
+
+// CredentialConfig is one `credential <kind> ...`.
+type CredentialConfig struct {
+	Kind string `json:"kind"` // bearer, api_key, basic, oauth2, passthrough
+
+	Token        string   `json:"token,omitempty"`         // bearer
+	In           string   `json:"in,omitempty"`            // api_key: header, query or cookie
+	Name         string   `json:"name,omitempty"`          // api_key
+	Value        string   `json:"value,omitempty"`         // api_key
+	User         string   `json:"user,omitempty"`          // basic
+	Password     string   `json:"password,omitempty"`      // basic
+	TokenURL     string   `json:"token_url,omitempty"`     // oauth2
+	ClientID     string   `json:"client_id,omitempty"`     // oauth2
+	ClientSecret string   `json:"client_secret,omitempty"` // oauth2
+	Scopes       []string `json:"scopes,omitempty"`        // oauth2
+}
+
+// BreakerConfig is `circuit_breaker { failures N window D cooldown D }`.
+type BreakerConfig struct {
+	Failures int            `json:"failures,omitempty"`
+	Window   caddy.Duration `json:"window,omitempty"`
+	Cooldown caddy.Duration `json:"cooldown,omitempty"`
+}
+
+// Built is a Config ready to use: placeholders expanded, credentials made.
+type Built struct {
+	Credentials     []Credential
+	Retry           Retry
+	Breaker         *Breaker
+	Timeout         time.Duration
+	MaxResponseSize int64
+}
+
+// Build expands {env.X} placeholders in secrets and makes the credentials
+// (static headers last, as credentials too: no caller may set them).
+// Errors name the credential, never its secret.
+func (c Config) Build(repl *caddy.Replacer) (Built, error) {
+	b := Built{Retry: DefaultRetry, Timeout: time.Duration(c.Timeout), MaxResponseSize: c.MaxResponseSize}
+	if c.Retries != nil {
+		b.Retry.Attempts = *c.Retries
+	}
+	x := func(s string) string { return repl.ReplaceKnown(s, "") }
+	for i, cc := range c.Credentials {
+		var cred Credential
+		switch cc.Kind {
+		case "bearer":
+			cred = Bearer{Token: x(cc.Token)}
+			if x(cc.Token) == "" {
+				return b, fmt.Errorf("credential bearer: the token is empty (is its environment variable set?)")
+			}
+		case "api_key":
+			if cc.In != "header" && cc.In != "query" && cc.In != "cookie" {
+				return b, fmt.Errorf("credential api_key: location %q: want header, query or cookie", cc.In)
+			}
+			if x(cc.Value) == "" {
+				return b, fmt.Errorf("credential api_key %s: the key is empty (is its environment variable set?)", cc.Name)
+			}
+			cred = APIKey{In: cc.In, Name: cc.Name, Value: x(cc.Value)}
+		case "basic":
+			cred = Basic{User: x(cc.User), Password: x(cc.Password)}
+		case "oauth2":
+			if cc.TokenURL == "" || x(cc.ClientID) == "" {
+				return b, fmt.Errorf("credential oauth2: token_url and client_id are required")
+			}
+			timeout := b.Timeout
+			if timeout <= 0 {
+				timeout = 30 * time.Second
+			}
+			cred = NewOAuth2(x(cc.TokenURL), x(cc.ClientID), x(cc.ClientSecret), cc.Scopes, timeout)
+		case "passthrough":
+			cred = Passthrough{}
+		default:
+			return b, fmt.Errorf("credential #%d: unknown kind %q (want bearer, api_key, basic, oauth2 or passthrough)", i+1, cc.Kind)
+		}
+		b.Credentials = append(b.Credentials, cred)
+	}
+	for name, v := range c.Headers {
+		b.Credentials = append(b.Credentials, Header{Name: http.CanonicalHeaderKey(name), Value: x(v)})
+	}
+	if bc := c.CircuitBreaker; bc != nil {
+		failures, window, cooldown := bc.Failures, time.Duration(bc.Window), time.Duration(bc.Cooldown)
+		if failures <= 0 {
+			failures = 5
+		}
+		if window <= 0 {
+			window = 30 * time.Second
+		}
+		if cooldown <= 0 {
+			cooldown = 30 * time.Second
+		}
+		b.Breaker = NewBreaker(failures, window, cooldown)
+	}
+	return b, nil
+}
+
+// UnmarshalSubdirective reads one of the shared sub-directives at d (on
+// its name) into c, and reports whether it was one.
+func (c *Config) UnmarshalSubdirective(d *caddyfile.Dispenser) (bool, error) {
+	switch d.Val() {
+	case "credential":
+		cc, err := unmarshalCredential(d)
+		if err != nil {
+			return true, err
+		}
+		c.Credentials = append(c.Credentials, cc)
+	case "header":
+		args := d.RemainingArgs()
+		if len(args) != 2 {
+			return true, d.Errf("header needs a name and a value")
+		}
+		if c.Headers == nil {
+			c.Headers = map[string]string{}
+		}
+		c.Headers[args[0]] = args[1]
+	case "retries":
+		var s string
+		if !d.AllArgs(&s) {
+			return true, d.ArgErr()
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > 10 {
+			return true, d.Errf("retries must be a whole number from 0 to 10, got %q", s)
+		}
+		c.Retries = &n
+	case "timeout":
+		dur, err := durationArg(d)
+		if err != nil {
+			return true, err
+		}
+		c.Timeout = caddy.Duration(dur)
+	case "max_response_size":
+		var s string
+		if !d.AllArgs(&s) {
+			return true, d.ArgErr()
+		}
+		n, err := ParseSize(s)
+		if err != nil {
+			return true, d.Errf("max_response_size: %v", err)
+		}
+		c.MaxResponseSize = n
+	case "circuit_breaker":
+		bc := &BreakerConfig{}
+		if d.NextArg() {
+			return true, d.ArgErr()
+		}
+		for nesting := d.Nesting(); d.NextBlock(nesting); {
+			switch sub := d.Val(); sub {
+			case "failures":
+				var s string
+				if !d.AllArgs(&s) {
+					return true, d.ArgErr()
+				}
+				n, err := strconv.Atoi(s)
+				if err != nil || n < 1 {
+					return true, d.Errf("circuit_breaker: failures must be a positive whole number, got %q", s)
+				}
+				bc.Failures = n
+			case "window", "cooldown":
+				dur, err := durationArg(d)
+				if err != nil {
+					return true, err
+				}
+				if sub == "window" {
+					bc.Window = caddy.Duration(dur)
+				} else {
+					bc.Cooldown = caddy.Duration(dur)
+				}
+			default:
+				return true, d.Errf("circuit_breaker: unrecognized sub-directive %q (want failures, window, cooldown)", sub)
+			}
+		}
+		c.CircuitBreaker = bc
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+func unmarshalCredential(d *caddyfile.Dispenser) (CredentialConfig, error) {
+	var cc CredentialConfig
+	if !d.NextArg() {
+		return cc, d.Errf("credential needs a kind: bearer, api_key, basic, oauth2 or passthrough")
+	}
+	cc.Kind = d.Val()
+	args := d.RemainingArgs()
+	want := func(n int, usage string) error {
+		if len(args) != n {
+			return d.Errf("usage: credential %s", usage)
+		}
+		return nil
+	}
+	switch cc.Kind {
+	case "bearer":
+		if err := want(1, "bearer <token>"); err != nil {
+			return cc, err
+		}
+		cc.Token = args[0]
+	case "api_key":
+		if err := want(3, "api_key header|query|cookie <name> <value>"); err != nil {
+			return cc, err
+		}
+		cc.In, cc.Name, cc.Value = args[0], args[1], args[2]
+		if cc.In != "header" && cc.In != "query" && cc.In != "cookie" {
+			return cc, d.Errf("credential api_key: location %q: want header, query or cookie", cc.In)
+		}
+	case "basic":
+		if err := want(2, "basic <user> <password>"); err != nil {
+			return cc, err
+		}
+		cc.User, cc.Password = args[0], args[1]
+	case "passthrough":
+		if err := want(0, "passthrough"); err != nil {
+			return cc, err
+		}
+	case "oauth2":
+		if err := want(0, "oauth2 { token_url <url>; client_id <id>; client_secret <secret>; scopes <scope...> }"); err != nil {
+			return cc, err
+		}
+		for nesting := d.Nesting(); d.NextBlock(nesting); {
+			switch sub := d.Val(); sub {
+			case "token_url", "client_id", "client_secret":
+				var v string
+				if !d.AllArgs(&v) {
+					return cc, d.Errf("credential oauth2: %s needs one value", sub)
+				}
+				switch sub {
+				case "token_url":
+					cc.TokenURL = v
+				case "client_id":
+					cc.ClientID = v
+				default:
+					cc.ClientSecret = v
+				}
+			case "scopes":
+				cc.Scopes = append(cc.Scopes, d.RemainingArgs()...)
+			default:
+				return cc, d.Errf("credential oauth2: unrecognized sub-directive %q (want token_url, client_id, client_secret, scopes)", sub)
+			}
+		}
+		if cc.TokenURL == "" || cc.ClientID == "" {
+			return cc, d.Errf("credential oauth2: token_url and client_id are required")
+		}
+	default:
+		return cc, d.Errf("credential: unknown kind %q (want bearer, api_key, basic, oauth2 or passthrough)", cc.Kind)
+	}
+	return cc, nil
+}
+
+func durationArg(d *caddyfile.Dispenser) (time.Duration, error) {
+	var s string
+	if !d.AllArgs(&s) {
+		return 0, d.ArgErr()
+	}
+	dur, err := caddy.ParseDuration(s)
+	if err != nil || dur <= 0 {
+		return 0, d.Errf("%s: %q is not a positive duration", d.Val(), s)
+	}
+	return dur, nil
+}
