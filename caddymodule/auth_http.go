@@ -112,7 +112,8 @@ func (h *Handler) toolFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	if callStateFrom(ctx) != nil {
 		return tools
 	}
-	aliases := h.engine.Aliases()
+	engine := h.tools().engine
+	aliases := engine.Aliases()
 	if len(h.providers) == 0 && len(aliases) == 0 {
 		return tools
 	}
@@ -121,7 +122,7 @@ func (h *Handler) toolFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		if _, alias := aliases[t.Name]; alias {
 			continue
 		}
-		if pt := h.engine.Lookup(t.Name); pt != nil && h.callable(ctx, pt) {
+		if pt := engine.Lookup(t.Name); pt != nil && h.callable(ctx, pt) {
 			out = append(out, t)
 		}
 	}

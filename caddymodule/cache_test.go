@@ -309,13 +309,13 @@ func TestCacheIdentityScopedKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Cleanup()
-	for _, tool := range h.engine.Tools() {
+	for _, tool := range h.tools().engine.Tools() {
 		tool.Auth = headerAuth{}
 	}
 	call := func(tool, user string) string {
 		t.Helper()
 		info := &pipeline.RequestInfo{Header: http.Header{"X-User": {user}}}
-		res, perr := h.engine.Call(context.Background(), tool, map[string]any{"x": 5}, info)
+		res, perr := h.tools().engine.Call(context.Background(), tool, map[string]any{"x": 5}, info)
 		if perr != nil {
 			t.Fatal(perr)
 		}

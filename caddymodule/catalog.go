@@ -115,7 +115,7 @@ func wantsHTML(accept string) bool {
 // order. It is the single place where the catalog learns about visibility,
 // so that an identity-based filter plugs in here.
 func (h *Handler) visibleTools(r *http.Request) []*pipeline.Tool {
-	all := h.engine.Tools()
+	all := h.tools().engine.Tools()
 	out := make([]*pipeline.Tool, 0, len(all))
 	for _, t := range all {
 		if h.callable(r.Context(), t) {

@@ -72,7 +72,8 @@ func TestCatalogRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &Handler{ServerName: "render-test", ServerVersion: "9.9.9", engine: engine, logger: zap.NewNop()}
+	h := &Handler{ServerName: "render-test", ServerVersion: "9.9.9", logger: zap.NewNop()}
+	h.setTools(&registry{engine: engine})
 	req := httptest.NewRequest(http.MethodGet, "http://gw.example/mcp", nil)
 	req.Header.Set("Accept", "text/html")
 	rec := httptest.NewRecorder()

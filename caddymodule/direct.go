@@ -36,7 +36,7 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 	if terminated, err := h.sessionIDs.Validate(sid); sid == "" || err != nil || terminated {
 		return false
 	}
-	tool := h.engine.Lookup(st.name)
+	tool := h.tools().engine.Lookup(st.name)
 	if tool == nil || tool.Interactive {
 		return false
 	}

@@ -18,24 +18,12 @@ const defaultSessionIdleTimeout = 30 * time.Minute
 // wraps it in the streamable HTTP transport.
 func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.StreamableHTTPServer) {
 	srv := server.NewMCPServer(h.ServerName, h.ServerVersion,
-		server.WithToolCapabilities(false),
+		server.WithToolCapabilities(true), // sources may change their tools (registry.go)
 		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithToolFilter(h.toolFilter), // auth_http.go
 	)
-	entries := make([]server.ServerTool, 0, len(h.engine.Tools())+len(h.engine.Aliases()))
-	for _, t := range h.engine.Tools() {
-		entries = append(entries, server.ServerTool{Tool: mcpTool(t), Handler: h.toolHandler(t.Name)})
-	}
-	// An alias is registered as a tool of its own name so that mcp-go's
-	// dispatcher finds it; it runs the tool it stands for, and tools/list
-	// leaves it out (toolFilter).
-	for alias, t := range h.engine.Aliases() {
-		a := mcpTool(t)
-		a.Name = alias
-		entries = append(entries, server.ServerTool{Tool: a, Handler: h.toolHandler(t.Name)})
-	}
-	srv.AddTools(entries...)
+	srv.AddTools(h.serverTools(h.tools())...)
 
 	idle := time.Duration(h.SessionIdleTimeout)
 	if idle == 0 {
@@ -102,7 +90,7 @@ func (h *Handler) toolHandler(name string) server.ToolHandlerFunc {
 // (the debug line keeps the full text).
 func (h *Handler) runTool(ctx context.Context, name string, args map[string]any, info *pipeline.RequestInfo) (*mcp.CallToolResult, *pipeline.Error) {
 	ctx, rec := h.startCall(ctx, name)
-	res, perr := h.engine.Call(ctx, name, args, info)
+	res, perr := h.tools().engine.Call(ctx, name, args, info)
 	var out *mcp.CallToolResult
 	if perr == nil {
 		out, perr = rec.respond(ctx, res, info.ProtocolVersion)

@@ -82,7 +82,10 @@ type Handler struct {
 
 	authConfig // auth providers, default_auth (auth_config.go)
 
-	engine     *pipeline.Engine
+	live       *liveTools        // the tools now (registry.go)
+	declared   []*pipeline.Tool  // the Caddyfile's tools, as provisioned
+	sources    []loadedSource    // sources.go
+	connTypes  map[string]string // connector name → type, for telemetry
 	sessionIDs *sessionIDs
 	mcp        *server.MCPServer
 	streamable *server.StreamableHTTPServer
@@ -92,7 +95,6 @@ type Handler struct {
 	cacheKey   string
 	redisKey   string
 
-	toolObs     map[string]*toolObs // telemetry per tool (observe.go)
 	unknownTool *toolObs
 }
 
@@ -178,31 +180,33 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 		tools = append(tools, t)
 	}
-	sourced, err := h.provisionSources(ctx)
-	if err != nil {
-		return err
-	}
-	declared := make(map[string]bool, len(tools))
-	for _, t := range tools {
-		declared[t.Name] = true
-	}
-	for _, t := range sourced {
-		if declared[t.Name] {
-			return fmt.Errorf("source %q: its tool %q has the name of a declared tool", t.Source, t.Name)
-		}
-	}
-	tools = append(tools, sourced...)
 	if err := h.provisionCache(ctx, tools, repl); err != nil {
 		return err
 	}
-	engine, err := pipeline.NewEngine(tools)
+	h.declared = tools
+	h.connTypes = make(map[string]string, len(conns))
+	for name, ref := range conns {
+		h.connTypes[name] = ref.config.Type
+	}
+	if err := h.provisionSources(ctx); err != nil {
+		return err
+	}
+	sourced, err := h.sourceTools()
 	if err != nil {
 		return err
 	}
-	h.engine = engine
+	if err := h.checkSourceNames(sourced); err != nil {
+		return err
+	}
+	reg, err := h.newRegistry(append(append([]*pipeline.Tool(nil), tools...), sourced...))
+	if err != nil {
+		return err
+	}
+	h.setTools(reg)
 	h.provisionObservability(ctx, conns)
 	h.mcp, h.streamable = h.newMCPServer(ctx)
-	h.logger.Debug("mcp endpoint provisioned", zap.Int("tools", len(tools)), zap.Int("connectors", len(conns)))
+	h.watchSources()
+	h.logger.Debug("mcp endpoint provisioned", zap.Int("tools", len(reg.engine.Tools())), zap.Int("connectors", len(conns)))
 	return nil
 }
 

@@ -66,19 +66,11 @@ type toolObs struct {
 const unknownToolLabel = "_unknown"
 
 // provisionObservability registers the metrics in this config's registry
-// and prepares the per-tool telemetry. Called once from Provision. A metric
+// and exposes the pools (per-tool telemetry is the registry's). Called once from Provision. A metric
 // name taken by another module costs the metrics, not the endpoint.
 func (h *Handler) provisionObservability(ctx caddy.Context, conns map[string]connectorRef) {
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		h.logger.Warn("edgemcp metrics not registered", zap.Error(err))
-	}
-	h.toolObs = make(map[string]*toolObs, len(h.engine.Tools()))
-	for _, t := range h.engine.Tools() {
-		o := &toolObs{name: t.Name, connector: t.Source, metrics: newToolMetrics(t.Name)}
-		if ref, ok := conns[t.Source]; ok {
-			o.connectorType = ref.config.Type
-		}
-		h.toolObs[t.Name] = o
 	}
 	h.unknownTool = &toolObs{name: unknownToolLabel, metrics: newToolMetrics(unknownToolLabel)}
 	for name, ref := range conns {
@@ -119,7 +111,7 @@ type callRecord struct {
 // startCall opens the record (and the call span, when the request is
 // traced) and returns the context the pipeline runs in.
 func (h *Handler) startCall(ctx context.Context, name string) (context.Context, *callRecord) {
-	rec := &callRecord{h: h, tool: h.toolObs[name], start: time.Now()}
+	rec := &callRecord{h: h, tool: h.tools().obs[name], start: time.Now()}
 	if rec.tool == nil {
 		rec.tool = h.unknownTool
 	}

@@ -41,7 +41,7 @@ func BenchmarkCallTelemetry(b *testing.B) {
 		h := newHandler(zapcore.ErrorLevel)
 		b.ReportAllocs()
 		for b.Loop() {
-			res, perr := h.engine.Call(context.Background(), "bench", args, info)
+			res, perr := h.tools().engine.Call(context.Background(), "bench", args, info)
 			if perr != nil {
 				b.Fatal(perr)
 			}

@@ -39,12 +39,13 @@ func (s subjectAuth) Authorize(context.Context, *pipeline.Call) (*pipeline.Ident
 
 func unitHandler(t testing.TB, tools ...*pipeline.Tool) (*Handler, *observer.ObservedLogs) {
 	t.Helper()
-	engine, err := pipeline.NewEngine(tools)
+	core, logs := observer.New(zapcore.DebugLevel)
+	h := &Handler{logger: zap.New(core), ErrorMode: errorModeJSONRPC}
+	reg, err := h.newRegistry(tools)
 	if err != nil {
 		t.Fatal(err)
 	}
-	core, logs := observer.New(zapcore.DebugLevel)
-	h := &Handler{engine: engine, logger: zap.New(core), ErrorMode: errorModeJSONRPC}
+	h.setTools(reg)
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 	t.Cleanup(cancel)
 	h.provisionObservability(ctx, nil)

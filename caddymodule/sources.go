@@ -58,36 +58,76 @@ func (h *Handler) parseSourceDirective(d *caddyfile.Dispenser) error {
 	return nil
 }
 
-// provisionSources loads the source modules and returns their tools.
-// Caddy provisions each module and cleans it up with this config.
-func (h *Handler) provisionSources(ctx caddy.Context) ([]*pipeline.Tool, error) {
-	var tools []*pipeline.Tool
+// loadedSource is a provisioned source module under its name.
+type loadedSource struct {
+	name string
+	src  pipeline.Source
+}
+
+// provisionSources loads the source modules. Caddy provisions each module
+// and cleans it up with this config.
+func (h *Handler) provisionSources(ctx caddy.Context) error {
+	h.sources = nil
 	seen := map[string]bool{}
 	for i := range h.Sources {
 		cfg := &h.Sources[i]
 		if !sourceName.MatchString(cfg.Name) {
-			return nil, fmt.Errorf("source %q: the name must match %s", cfg.Name, sourceName)
+			return fmt.Errorf("source %q: the name must match %s", cfg.Name, sourceName)
 		}
 		if seen[cfg.Name] {
-			return nil, fmt.Errorf("source %q declared twice", cfg.Name)
+			return fmt.Errorf("source %q declared twice", cfg.Name)
 		}
 		seen[cfg.Name] = true
 		mod, err := ctx.LoadModule(cfg, "SourceRaw")
 		if err != nil {
-			return nil, fmt.Errorf("source %q: %v", cfg.Name, err)
+			return fmt.Errorf("source %q: %v", cfg.Name, err)
 		}
 		src, ok := mod.(pipeline.Source)
 		if !ok {
-			return nil, fmt.Errorf("source %q: module %T is not a source", cfg.Name, mod)
+			return fmt.Errorf("source %q: module %T is not a source", cfg.Name, mod)
 		}
-		got, err := src.Tools(cfg.Name)
+		h.sources = append(h.sources, loadedSource{name: cfg.Name, src: src})
+	}
+	return nil
+}
+
+// sourceTools are the sources' tools as they are now.
+func (h *Handler) sourceTools() ([]*pipeline.Tool, error) {
+	var tools []*pipeline.Tool
+	for _, s := range h.sources {
+		got, err := s.src.Tools(s.name)
 		if err != nil {
-			return nil, fmt.Errorf("source %q: %v", cfg.Name, err)
+			return nil, fmt.Errorf("source %q: %v", s.name, err)
 		}
 		for _, t := range got {
-			t.Source = cfg.Name
+			t.Source = s.name
 		}
 		tools = append(tools, got...)
 	}
 	return tools, nil
+}
+
+// checkSourceNames refuses a source tool with a declared tool's name, or
+// two sources' tools with one name, naming both.
+func (h *Handler) checkSourceNames(sourced []*pipeline.Tool) error {
+	owner := make(map[string]string, len(h.declared)+len(sourced))
+	for _, t := range h.declared {
+		owner[t.Name] = "a declared tool"
+	}
+	for _, t := range sourced {
+		if o, taken := owner[t.Name]; taken {
+			return fmt.Errorf("source %q: its tool %q has the name of %s", t.Source, t.Name, o)
+		}
+		owner[t.Name] = fmt.Sprintf("a tool of source %q", t.Source)
+	}
+	return nil
+}
+
+// watchSources asks the sources that can change to say when they did.
+func (h *Handler) watchSources() {
+	for _, s := range h.sources {
+		if n, ok := s.src.(pipeline.ChangeNotifier); ok {
+			n.OnChange(h.swapTools)
+		}
+	}
 }

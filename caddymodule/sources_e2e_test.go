@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -243,5 +244,103 @@ func TestThirdPartySource(t *testing.T) {
 		if r := s.call(t, name, map[string]any{}).tool(t); r.Content[0].Text != `"hello"` {
 			t.Errorf("%s: %+v", name, r)
 		}
+	}
+}
+
+// TestOpenAPISourceRefresh: a document that changes while the gateway
+// runs changes its tools without a reload: a session's open stream gets
+// notifications/tools/list_changed, tools/list and tools/call see the new
+// operation; a document that stops loading keeps the tools that worked.
+func TestOpenAPISourceRefresh(t *testing.T) {
+	var mu sync.Mutex
+	doc := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{
+		"/a":{"get":{"operationId":"getA","responses":{"200":{"description":"ok"}}}}}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/spec.json" {
+			mu.Lock()
+			defer mu.Unlock()
+			io.WriteString(w, doc)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"path": %q}`, r.URL.Path)
+	}))
+	defer srv.Close()
+	setDoc := func(d string) { mu.Lock(); doc = d; mu.Unlock() }
+
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source live openapi %s/spec.json {
+			base_url %s
+			refresh 100ms
+		}
+	}
+}`, srv.URL, srv.URL))
+	s := g.rawSession(t, "2025-06-18")
+	events := openStream(t, g.URL, s.session, "2025-06-18")
+
+	if r := s.call(t, "live_getB", map[string]any{}); r.Error == nil || r.Error.Code != -32601 {
+		t.Fatalf("live_getB before the change: %+v", r)
+	}
+	setDoc(`{"openapi":"3.0.3","info":{"title":"t","version":"2"},"paths":{
+		"/a":{"get":{"operationId":"getA","responses":{"200":{"description":"ok"}}}},
+		"/b":{"get":{"operationId":"getB","responses":{"200":{"description":"ok"}}}}}}`)
+	waitFor(t, "notifications/tools/list_changed on the session's stream", func() bool {
+		return strings.Contains(events(), "notifications/tools/list_changed")
+	})
+	list, _ := s.post(t, `{"jsonrpc":"2.0","id":90,"method":"tools/list"}`)
+	if !strings.Contains(string(list.Result), `"live_getB"`) {
+		t.Fatalf("tools/list after the change: %s", list.Result)
+	}
+	for _, name := range []string{"live_getB", "getB", "live.getB"} {
+		if r := s.call(t, name, map[string]any{}).tool(t); !strings.Contains(r.Content[0].Text, `"/b"`) {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
+
+	// A broken document: the tools that worked stay.
+	setDoc(`{"openapi":"3.0.3","paths":`)
+	time.Sleep(300 * time.Millisecond) // several refreshes fail; nothing to wait for but time
+	if r := s.call(t, "live_getB", map[string]any{}).tool(t); !strings.Contains(r.Content[0].Text, `"/b"`) {
+		t.Errorf("after a broken refresh: %+v", r)
+	}
+}
+
+// openStream opens the session's GET stream and returns a function that
+// reads what has arrived so far.
+func openStream(t *testing.T, url, session, version string) func() string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", version)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %s", res.Status)
+	}
+	var mu sync.Mutex
+	var got strings.Builder
+	go func() {
+		defer res.Body.Close()
+		buf := make([]byte, 4096)
+		for {
+			n, err := res.Body.Read(buf)
+			mu.Lock()
+			got.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return got.String()
 	}
 }

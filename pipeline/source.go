@@ -16,6 +16,14 @@ type Source interface {
 	Tools(namespace string) ([]*Tool, error)
 }
 
+// ChangeNotifier is implemented by sources whose tools can change while the
+// gateway runs (a document refreshed on an interval). The gateway calls
+// OnChange once; the source calls changed after each change, and the
+// gateway then asks it for Tools again.
+type ChangeNotifier interface {
+	OnChange(changed func())
+}
+
 // unsafeNameRun is a run of characters a tool name may not hold; runs of
 // "_" collapse with them.
 var unsafeNameRun = regexp.MustCompile(`[^a-zA-Z0-9-]+`)

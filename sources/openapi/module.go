@@ -3,6 +3,7 @@ package openapi
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -35,18 +36,28 @@ type Source struct {
 	MaxSpecSize int64 `json:"max_spec_size,omitempty"`
 	// LoadTimeout bounds fetching the document (default 30s).
 	LoadTimeout caddy.Duration `json:"load_timeout,omitempty"`
+	// Refresh re-reads the document this often; a changed document
+	// changes the tools without a reload (default: never).
+	Refresh caddy.Duration `json:"refresh,omitempty"`
 
 	upstream.Config
 
-	doc   *Document
+	live  *liveDoc
 	built upstream.Built
 	log   *zap.Logger
 }
 
+// liveDoc is the document now, and whom to tell when it changes.
+type liveDoc struct {
+	doc     atomic.Pointer[Document]
+	changed atomic.Pointer[func()]
+}
+
 var (
-	_ caddy.Provisioner     = (*Source)(nil)
-	_ caddyfile.Unmarshaler = (*Source)(nil)
-	_ pipeline.Source       = (*Source)(nil)
+	_ caddy.Provisioner       = (*Source)(nil)
+	_ caddyfile.Unmarshaler   = (*Source)(nil)
+	_ pipeline.Source         = (*Source)(nil)
+	_ pipeline.ChangeNotifier = (*Source)(nil)
 )
 
 // CaddyModule returns the Caddy module information.
@@ -68,22 +79,61 @@ func (s *Source) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("openapi %s: %v", spec, err)
 	}
 	s.built = built
-	loadCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	doc, err := Load(loadCtx, spec, LoadOptions{MaxSize: s.MaxSpecSize, Timeout: time.Duration(s.LoadTimeout), AllowExternalRefs: s.AllowExternalRefs})
+	opts := LoadOptions{MaxSize: s.MaxSpecSize, Timeout: time.Duration(s.LoadTimeout), AllowExternalRefs: s.AllowExternalRefs}
+	doc, err := Load(ctx, spec, opts)
 	if err != nil {
 		return err
 	}
-	s.doc = doc
+	s.live = new(liveDoc)
+	s.live.doc.Store(doc)
 	if err := (Options{Include: s.Include, Exclude: s.Exclude}).Check(); err != nil {
 		return fmt.Errorf("openapi %s: %v", spec, err)
+	}
+	if s.Refresh > 0 {
+		// The config's context ends when Caddy unloads it, and the loop
+		// with it.
+		go s.refreshLoop(ctx, spec, opts, time.Duration(s.Refresh))
 	}
 	return nil
 }
 
+// OnChange implements pipeline.ChangeNotifier.
+func (s *Source) OnChange(changed func()) { s.live.changed.Store(&changed) }
+
+// refreshLoop re-reads the document every interval. A document that does
+// not load keeps the one that did (logged); one whose bytes changed
+// replaces it, and the gateway is told.
+func (s *Source) refreshLoop(ctx context.Context, spec string, opts LoadOptions, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		doc, err := Load(ctx, spec, opts)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("openapi source: refresh failed; the previous document stays", zap.String("spec", spec), zap.Error(err))
+			}
+			continue
+		}
+		if doc.Digest == s.live.doc.Load().Digest {
+			continue
+		}
+		s.live.doc.Store(doc)
+		s.log.Info("openapi source: the document changed", zap.String("spec", spec))
+		if f := s.live.changed.Load(); f != nil {
+			(*f)()
+		}
+	}
+}
+
 // Tools implements pipeline.Source.
 func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
-	tools, err := Tools(s.doc, Config{
+	doc := s.live.doc.Load()
+	tools, err := Tools(doc, Config{
 		Options:         Options{Prefix: namespace, Include: s.Include, Exclude: s.Exclude, Deprecated: s.Deprecated},
 		BaseURL:         caddy.NewReplacer().ReplaceKnown(s.BaseURL, ""),
 		Credentials:     s.built.Credentials,
@@ -93,10 +143,10 @@ func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 		Timeout:         s.built.Timeout,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("openapi %s: %v", s.doc.Location, err)
+		return nil, fmt.Errorf("openapi %s: %v", doc.Location, err)
 	}
 	if s.log != nil {
-		s.log.Debug("openapi source loaded", zap.String("spec", s.doc.Location), zap.Int("tools", len(tools)), zap.Bool("converted_from_swagger2", s.doc.Converted))
+		s.log.Debug("openapi source tools", zap.String("spec", doc.Location), zap.Int("tools", len(tools)), zap.Bool("converted_from_swagger2", doc.Converted))
 	}
 	return tools, nil
 }
@@ -152,6 +202,16 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("max_spec_size: %v", err)
 			}
 			s.MaxSpecSize = n
+		case "refresh":
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			dur, err := caddy.ParseDuration(v)
+			if err != nil || dur <= 0 {
+				return d.Errf("refresh: %q is not a positive duration", v)
+			}
+			s.Refresh = caddy.Duration(dur)
 		case "load_timeout":
 			var v string
 			if !d.AllArgs(&v) {
@@ -163,7 +223,7 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			s.LoadTimeout = caddy.Duration(dur)
 		default:
-			return d.Errf("openapi source: unrecognized sub-directive %q (want base_url, include, exclude, deprecated, allow_external_refs, max_spec_size, load_timeout, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
+			return d.Errf("openapi source: unrecognized sub-directive %q (want base_url, include, exclude, deprecated, allow_external_refs, max_spec_size, load_timeout, refresh, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
 		}
 	}
 	return nil

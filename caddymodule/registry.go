@@ -1,0 +1,95 @@
+package caddymodule
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// registry is one version of the tool set: the engine and each tool's
+// telemetry. A source whose tools change (a refreshed document) makes a new
+// version, swapped in whole (swapTools), so that a call sees one consistent
+// set from resolution to response.
+type registry struct {
+	engine *pipeline.Engine
+	obs    map[string]*toolObs // telemetry per tool (observe.go)
+}
+
+// liveTools holds the current version; it is shared by pointer (a
+// Handler is copied by value by Caddy's module machinery).
+type liveTools struct {
+	reg    atomic.Pointer[registry]
+	swapMu sync.Mutex // one swapTools at a time
+}
+
+// tools is the current version.
+func (h *Handler) tools() *registry { return h.live.reg.Load() }
+
+// setTools makes r the current version.
+func (h *Handler) setTools(r *registry) {
+	if h.live == nil {
+		h.live = new(liveTools)
+	}
+	h.live.reg.Store(r)
+}
+
+// newRegistry indexes tools and prepares their telemetry.
+func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
+	engine, err := pipeline.NewEngine(tools)
+	if err != nil {
+		return nil, err
+	}
+	r := &registry{engine: engine, obs: make(map[string]*toolObs, len(tools))}
+	for _, t := range tools {
+		o := &toolObs{name: t.Name, connector: t.Source, metrics: newToolMetrics(t.Name)}
+		o.connectorType = h.connTypes[t.Source]
+		r.obs[t.Name] = o
+	}
+	return r, nil
+}
+
+// serverTools are the mcp-go entries of a version: every tool, and every
+// alias registered as a tool of its own name so that mcp-go's dispatcher
+// finds it; an alias runs the tool it stands for, and tools/list leaves it
+// out (toolFilter).
+func (h *Handler) serverTools(r *registry) []server.ServerTool {
+	entries := make([]server.ServerTool, 0, len(r.engine.Tools())+len(r.engine.Aliases()))
+	for _, t := range r.engine.Tools() {
+		entries = append(entries, server.ServerTool{Tool: mcpTool(t), Handler: h.toolHandler(t.Name)})
+	}
+	for alias, t := range r.engine.Aliases() {
+		a := mcpTool(t)
+		a.Name = alias
+		entries = append(entries, server.ServerTool{Tool: a, Handler: h.toolHandler(t.Name)})
+	}
+	return entries
+}
+
+// swapTools rebuilds the tool set after a source reported a change: the
+// declared tools as provisioned, the sources' tools as they are now. The
+// new version replaces the old one for every later call, and mcp-go sends
+// notifications/tools/list_changed to the sessions with an open stream. A
+// source that fails now keeps the version that works.
+func (h *Handler) swapTools() {
+	h.live.swapMu.Lock()
+	defer h.live.swapMu.Unlock()
+	sourced, err := h.sourceTools()
+	if err == nil {
+		err = h.checkSourceNames(sourced)
+	}
+	var r *registry
+	if err == nil {
+		r, err = h.newRegistry(append(append([]*pipeline.Tool(nil), h.declared...), sourced...))
+	}
+	if err != nil {
+		h.logger.Warn("tools not updated: the new set does not load; the previous one stays", zap.Error(err))
+		return
+	}
+	h.setTools(r)
+	h.mcp.SetTools(h.serverTools(r)...)
+	h.logger.Info("tools updated", zap.Int("tools", len(r.engine.Tools())))
+}
