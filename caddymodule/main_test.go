@@ -10,14 +10,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
+
 	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // TestMain drops this test binary's own database when its tests end, and
 // makes the default HTTP transport redial a connection the server reset
-// while it was being opened.
+// while it was being opened. A backtracking regular expression in a script
+// ends after a second here rather than script.RegexMatchTimeout: the tests
+// that abandon one wait for its goroutine to end, and nothing here depends
+// on the production bound (pipeline/script tests it).
 func TestMain(m *testing.M) {
 	http.DefaultTransport.(*http.Transport).DialContext = redialOnReset
+	regexp2.DefaultMatchTimeout = time.Second
 	os.Exit(testservices.Main(m))
 }
 

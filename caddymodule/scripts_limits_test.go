@@ -41,7 +41,8 @@ func TestAbandonedRuntimeMetrics(t *testing.T) {
 	if got["edgemcp_script_abandoned_total|re handler"] != 1 || got["edgemcp_script_abandoned_runtimes|re handler"] != 1 {
 		t.Errorf("after the call: %v", got)
 	}
-	// The stuck runtime ends at the regular expression's match timeout.
+	// The stuck runtime ends at the regular expression's match timeout
+	// (a second in these tests: main_test.go).
 	deadline := time.Now().Add(60 * time.Second)
 	for gather(t, reg)["edgemcp_script_abandoned_runtimes|re handler"] != 0 {
 		if time.Now().After(deadline) {
