@@ -53,6 +53,11 @@ var (
 		Namespace: metricsNamespace, Name: "direct_calls_total",
 		Help: "tools/call requests answered by the direct path, without mcp-go's dispatcher.",
 	})
+	outboundDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: metricsNamespace, Name: "outbound_duration_seconds",
+		Help:    "Duration of each outbound call of a tool (a statement, a Redis command, a source's HTTP request), by tool and system.",
+		Buckets: durationBuckets,
+	}, []string{"tool", "system"})
 	poolsOpened = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: metricsNamespace, Name: "connector_pools_opened_total",
 		Help: "Connector pools opened, by connector type. A reload that keeps a connector's settings reuses its pool and does not count.",
@@ -64,7 +69,7 @@ func registerMetrics(reg *prometheus.Registry) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{callsTotal, callDuration, stageDuration, cacheRequests, gateRefusals, directCallsTotal, poolsOpened, statsCollector{}} {
+	for _, c := range []prometheus.Collector{callsTotal, callDuration, stageDuration, cacheRequests, gateRefusals, directCallsTotal, outboundDuration, poolsOpened, statsCollector{}} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError
 			if errors.As(err, &already) {

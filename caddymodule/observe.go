@@ -35,21 +35,24 @@ const tracerName = "github.com/edgemcp/edgemcp"
 // Span attribute keys. Where OpenTelemetry's semantic conventions (MCP,
 // GenAI, database, JSON-RPC) name a concept, their key is used.
 const (
-	attrMethod     = "mcp.method.name"
-	attrTool       = "gen_ai.tool.name"
-	attrOperation  = "gen_ai.operation.name"
-	attrRequestID  = "jsonrpc.request.id"
-	attrCode       = "rpc.jsonrpc.error_code"
-	attrErrorType  = "error.type"
-	attrDBSystem   = "db.system.name"
-	attrDBText     = "db.query.text"
-	attrStage      = "edgemcp.stage"
-	attrOutcome    = "edgemcp.outcome"
-	attrCache      = "edgemcp.cache"
-	attrConnector  = "edgemcp.connector.name"
-	attrConnType   = "edgemcp.connector.type"
-	attrDurationMS = "edgemcp.duration_ms"
-	attrErrorStage = "edgemcp.error.stage"
+	attrMethod      = "mcp.method.name"
+	attrTool        = "gen_ai.tool.name"
+	attrOperation   = "gen_ai.operation.name"
+	attrRequestID   = "jsonrpc.request.id"
+	attrCode        = "rpc.jsonrpc.error_code"
+	attrErrorType   = "error.type"
+	attrDBSystem    = "db.system.name"
+	attrDBText      = "db.query.text"
+	attrHTTPMethod  = "http.request.method"
+	attrURLTemplate = "url.template"
+	attrServer      = "server.address"
+	attrStage       = "edgemcp.stage"
+	attrOutcome     = "edgemcp.outcome"
+	attrCache       = "edgemcp.cache"
+	attrConnector   = "edgemcp.connector.name"
+	attrConnType    = "edgemcp.connector.type"
+	attrDurationMS  = "edgemcp.duration_ms"
+	attrErrorStage  = "edgemcp.error.stage"
 )
 
 // toolObs is what telemetry needs to know about one tool, computed once at
@@ -159,27 +162,40 @@ func (rec *callRecord) Stage(ctx context.Context, call *pipeline.Call, stage pip
 	}
 }
 
-// Query implements pipeline.Observer: a client span carrying the statement
-// text, which holds placeholders and never values.
+// Query implements pipeline.Observer: every outbound call (a statement, a
+// Redis command, a source's HTTP request) is timed in
+// edgemcp_outbound_duration_seconds and, when the request is traced, gets
+// a client span. Its text holds placeholders, never values.
 func (rec *callRecord) Query(ctx context.Context, _ *pipeline.Call, q pipeline.QueryInfo) (context.Context, func(error)) {
-	if rec.tracer == nil {
-		return ctx, func(error) {}
-	}
 	start := time.Now()
-	name := "query"
-	if rec.tool.connector != "" {
-		name = "query " + rec.tool.connector
+	hist := outboundDuration.WithLabelValues(rec.tool.name, q.System)
+	if rec.tracer == nil {
+		return ctx, func(error) { hist.Observe(time.Since(start).Seconds()) }
 	}
-	ctx, span := rec.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
-		attribute.String(attrDBSystem, dbSystem(q.System)),
-		attribute.String(attrDBText, q.Statement),
-		attribute.String(attrConnector, rec.tool.connector),
-		attribute.String(attrTool, rec.tool.name),
-	))
+	var name string
+	attrs := []attribute.KeyValue{attribute.String(attrConnector, rec.tool.connector), attribute.String(attrTool, rec.tool.name)}
+	if q.System == "http" {
+		// OpenTelemetry's HTTP client span: "METHOD /path/{template}".
+		method, tmpl, _ := strings.Cut(q.Statement, " ")
+		name = q.Statement
+		attrs = append(attrs, attribute.String(attrHTTPMethod, method), attribute.String(attrURLTemplate, tmpl))
+		if q.Server != "" {
+			attrs = append(attrs, attribute.String(attrServer, q.Server))
+		}
+	} else {
+		name = "query"
+		if rec.tool.connector != "" {
+			name = "query " + rec.tool.connector
+		}
+		attrs = append(attrs, attribute.String(attrDBSystem, dbSystem(q.System)), attribute.String(attrDBText, q.Statement))
+	}
+	ctx, span := rec.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	rec.open = append(rec.open, span)
 	return ctx, func(err error) {
+		d := time.Since(start)
+		hist.Observe(d.Seconds())
 		rec.ended(span)
-		endSpan(span, time.Since(start), err)
+		endSpan(span, d, err)
 	}
 }
 

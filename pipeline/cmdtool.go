@@ -32,7 +32,9 @@ func (e *CommandExecutor) Execute(ctx context.Context, call *Call) (*Result, err
 	if err != nil {
 		return nil, Fail(StageValidation, err, "%s", err.Error())
 	}
-	reply, err := e.Connector.Do(ctx, args)
+	qctx, end := ObserveQuery(ctx, call, QueryInfo{System: "redis", Statement: e.Command.Text()})
+	reply, err := e.Connector.Do(qctx, args)
+	end(err)
 	if err != nil {
 		return nil, Fail(StageExecution, err, "command failed: %s", safeMessage(err, "database error"))
 	}

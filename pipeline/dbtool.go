@@ -27,7 +27,7 @@ func (d *DBExecutor) Execute(ctx context.Context, call *Call) (*Result, error) {
 	if err != nil {
 		return nil, Fail(StageValidation, err, "%s", err.Error())
 	}
-	qctx, end := observeQuery(ctx, call, QueryInfo{System: d.Connector.Dialect().String(), Statement: d.Statement.Text()})
+	qctx, end := ObserveQuery(ctx, call, QueryInfo{System: d.Connector.Dialect().String(), Statement: d.Statement.Text()})
 	rows, err := d.Connector.Query(qctx, sql, args)
 	end(err)
 	if err != nil {

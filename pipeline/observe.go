@@ -14,16 +14,19 @@ type Observer interface {
 	// (its span is the parent of anything the stage starts); end is called
 	// once with the stage's failure, or nil.
 	Stage(ctx context.Context, call *Call, stage Stage) (stageCtx context.Context, end func(err error))
-	// Query begins one statement on a connector (inside the execution
-	// stage); end is called once with its failure, or nil.
+	// Query begins one outbound call of the execution stage: a statement
+	// on a connector, a Redis command, a source's HTTP request. end is
+	// called once with its failure, or nil.
 	Query(ctx context.Context, call *Call, q QueryInfo) (queryCtx context.Context, end func(err error))
 }
 
-// QueryInfo describes a statement for telemetry. It never holds values:
-// Statement is the compiled text with placeholders.
+// QueryInfo describes an outbound call for telemetry. It never holds
+// values: Statement is SQL with placeholders, a Redis command with "?" for
+// its arguments, or an HTTP method and path template.
 type QueryInfo struct {
-	System    string // the dialect: postgres, sqlite, mysql
-	Statement string
+	System    string // postgres, sqlite, mysql, redis, http
+	Statement string // "SELECT ... $1", "HGET ? ?", "GET /pets/{petId}"
+	Server    string // host:port of an HTTP upstream; "" otherwise
 }
 
 type observerKey struct{}
@@ -41,8 +44,9 @@ func observeStage(ctx context.Context, call *Call, stage Stage) (context.Context
 	return ctx, endNothing
 }
 
-// observeQuery starts a statement on the context's observer, if any.
-func observeQuery(ctx context.Context, call *Call, q QueryInfo) (context.Context, func(error)) {
+// ObserveQuery starts an outbound call on the context's observer, if any.
+// Executors outside this package (sources) call it around each request.
+func ObserveQuery(ctx context.Context, call *Call, q QueryInfo) (context.Context, func(error)) {
 	if o, ok := ctx.Value(observerKey{}).(Observer); ok {
 		return o.Query(ctx, call, q)
 	}

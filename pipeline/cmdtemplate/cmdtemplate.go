@@ -190,6 +190,16 @@ func (c *Command) check(src string) error {
 // Len is the number of arguments, command name included.
 func (c *Command) Len() int { return len(c.args) }
 
+// Text is the command for telemetry: its name, then "?" for every further
+// argument, as OpenTelemetry's Redis conventions sanitize it. Literal
+// arguments are left out too: {{ env.X }} may have put a secret there.
+func (c *Command) Text() string {
+	if len(c.args) == 0 {
+		return ""
+	}
+	return c.Name() + strings.Repeat(" ?", len(c.args)-1)
+}
+
 // Literal returns argument i when it holds no input.
 func (c *Command) Literal(i int) (string, bool) {
 	if i >= len(c.args) {

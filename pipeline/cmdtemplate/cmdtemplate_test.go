@@ -132,3 +132,18 @@ func FuzzRender(f *testing.F) {
 		}
 	})
 }
+
+// TestText: the telemetry form names the command and hides every argument,
+// literal or not ({{ env.X }} may have put a secret in a literal).
+func TestText(t *testing.T) {
+	c, err := Compile(`HGET "user:{{ inputs.id }}" {{ env.FIELD }}`, Options{
+		Inputs:    map[string]bool{"id": true},
+		LookupEnv: func(string) (string, bool) { return "s3cret", true },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Text(); got != "HGET ? ?" {
+		t.Errorf("Text() = %q", got)
+	}
+}

@@ -58,14 +58,17 @@ func (x *Executor) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.
 			return nil, err
 		}
 	}
-	res, err := x.Retry.Send(ctx, x.Client, req, x.Breaker)
+	qctx, end := pipeline.ObserveQuery(ctx, call, pipeline.QueryInfo{System: "http", Statement: x.Op.Method + " " + x.Op.Path, Server: x.Base.Host})
+	res, err := x.Retry.Send(qctx, x.Client, req.WithContext(qctx), x.Breaker)
+	if err == nil && (res.StatusCode < 200 || res.StatusCode > 299) {
+		err = upstream.NewStatusError(res)
+		res.Body.Close()
+	}
+	end(err)
 	if err != nil {
 		return nil, err
 	}
 	defer res.Body.Close()
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return nil, upstream.NewStatusError(res)
-	}
 	max := x.MaxResponseSize
 	if max <= 0 {
 		max = DefaultMaxResponseSize
