@@ -165,9 +165,10 @@ func cachePolicy(t *pipeline.Tool, tc *ToolCacheConfig, block *CacheConfig) (*pi
 	return &pipeline.CachePolicy{TTL: ttl, Shared: tc.Shared}, nil
 }
 
-// provisionCache sets each tool's cache policy and, when any tool is
-// cached, builds the cache and puts it in front of those tools' executors.
-func (h *Handler) provisionCache(ctx caddy.Context, tools []*pipeline.Tool, repl *caddy.Replacer) error {
+// provisionCache sets each declared tool's cache policy (a source sets
+// its tools' own) and, when any tool is cached, builds the cache and puts
+// it in front of those tools' executors.
+func (h *Handler) provisionCache(ctx caddy.Context, tools, sourced []*pipeline.Tool, repl *caddy.Replacer) error {
 	own := make(map[string]*ToolCacheConfig, len(h.Tools))
 	for _, tc := range h.Tools {
 		own[tc.Name] = tc.Cache
@@ -183,6 +184,12 @@ func (h *Handler) provisionCache(ctx caddy.Context, tools []*pipeline.Tool, repl
 			maxTTL = max(maxTTL, p.TTL)
 		}
 	}
+	for _, t := range sourced {
+		if t.Cache != nil {
+			maxTTL = max(maxTTL, t.Cache.TTL)
+		}
+	}
+	tools = append(tools[:len(tools):len(tools)], sourced...)
 	if maxTTL == 0 {
 		return nil // nothing to cache
 	}

@@ -180,9 +180,6 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 		tools = append(tools, t)
 	}
-	if err := h.provisionCache(ctx, tools, repl); err != nil {
-		return err
-	}
 	h.declared = tools
 	h.connTypes = make(map[string]string, len(conns))
 	for name, ref := range conns {
@@ -196,6 +193,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	if err := h.checkSourceNames(sourced); err != nil {
+		return err
+	}
+	if err := h.provisionCache(ctx, tools, sourced, repl); err != nil {
 		return err
 	}
 	reg, err := h.newRegistry(append(append([]*pipeline.Tool(nil), tools...), sourced...))

@@ -81,6 +81,11 @@ func (h *Handler) swapTools() {
 	if err == nil {
 		err = h.checkSourceNames(sourced)
 	}
+	if err == nil && h.cache != nil {
+		for _, t := range sourced {
+			t.Executor = h.cache.Wrap(t) // a tool without a policy keeps its executor
+		}
+	}
 	var r *registry
 	if err == nil {
 		r, err = h.newRegistry(append(append([]*pipeline.Tool(nil), h.declared...), sourced...))

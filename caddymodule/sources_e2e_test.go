@@ -344,3 +344,47 @@ func openStream(t *testing.T, url, session, version string) func() string {
 		return got.String()
 	}
 }
+
+// TestOpenAPISourceCache: `cache <ttl> respect` caches GET results in the
+// endpoint's result cache (one upstream request for two calls), except
+// what the upstream marks no-store; other methods are never cached.
+func TestOpenAPISourceCache(t *testing.T) {
+	var mu sync.Mutex
+	hits := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.Method+" "+r.URL.Path]++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/fresh") {
+			w.Header().Set("Cache-Control", "no-store")
+		}
+		io.WriteString(w, `{"id": 1, "name": "Rex"}`)
+	}))
+	defer srv.Close()
+	count := func(k string) int { mu.Lock(); defer mu.Unlock(); return hits[k] }
+
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source pets openapi ../sources/openapi/testdata/petstore.yaml {
+			base_url %s/v1
+			cache 1h respect
+		}
+	}
+}`, srv.URL))
+	s := g.rawSession(t, "2025-06-18")
+	for range 2 {
+		s.call(t, "pets_showPetById", map[string]any{"petId": "7"}).tool(t)
+		s.call(t, "pets_showPetById", map[string]any{"petId": "fresh"}).tool(t)
+		s.call(t, "pets_updatePet", map[string]any{"petId": "7", "body": map[string]any{"name": "Rex"}}).tool(t)
+	}
+	if n := count("GET /v1/pets/7"); n != 1 {
+		t.Errorf("cached GET reached the upstream %d times, want 1", n)
+	}
+	if n := count("GET /v1/pets/fresh"); n != 2 {
+		t.Errorf("no-store GET reached the upstream %d times, want 2", n)
+	}
+	if n := count("PUT /v1/pets/7"); n != 2 {
+		t.Errorf("PUT reached the upstream %d times, want 2", n)
+	}
+}

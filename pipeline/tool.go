@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"time"
 )
 
 // ToolNamePattern is the strictest rule common MCP clients apply to tool
@@ -143,4 +144,10 @@ type Result struct {
 	// Meta, when set, is added to the result's _meta (e.g. a stale cache
 	// serve says so there).
 	Meta map[string]any
+	// NoStore and MaxAge are what the backend says about caching this
+	// result (an HTTP upstream's Cache-Control, when the source respects
+	// it): NoStore keeps it out of the cache, a positive MaxAge shortens
+	// the tool's TTL for it.
+	NoStore bool
+	MaxAge  time.Duration
 }

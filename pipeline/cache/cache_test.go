@@ -421,3 +421,50 @@ func TestEvictionsAreCounted(t *testing.T) {
 		t.Fatalf("newest entry: n=%d %s", n, status)
 	}
 }
+
+// hinted returns results carrying the backend's caching hints.
+type hinted struct {
+	counter
+	noStore bool
+	maxAge  time.Duration
+}
+
+func (h *hinted) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
+	res, err := h.counter.Execute(ctx, call)
+	if err == nil {
+		res.NoStore, res.MaxAge = h.noStore, h.maxAge
+	}
+	return res, err
+}
+
+// TestBackendCacheHints: a result the backend marks no-store is never
+// cached; a max-age shorter than the tool's TTL shortens it for that entry
+// (and a longer one does not lengthen it).
+func TestBackendCacheHints(t *testing.T) {
+	c := newCache(t, Config{MaxTTL: time.Hour})
+	noStore := cachedTool(c, "nostore", &hinted{noStore: true}, pipeline.CachePolicy{TTL: time.Hour})
+	for i := int64(1); i <= 2; i++ {
+		if n, status, _ := run(t, noStore, nil, nil); n != i || status != StatusMiss {
+			t.Fatalf("no-store call %d: n=%d %s", i, n, status)
+		}
+	}
+	short := cachedTool(c, "maxage", &hinted{maxAge: 100 * time.Millisecond}, pipeline.CachePolicy{TTL: time.Hour})
+	run(t, short, nil, nil)
+	if _, status, _ := run(t, short, nil, nil); status != StatusHit {
+		t.Fatalf("within max-age: %s", status)
+	}
+	waitUntil(t, func() bool { _, status, _ := run(t, short, nil, nil); return status == StatusMiss })
+	long := cachedTool(c, "longage", &hinted{maxAge: time.Hour}, pipeline.CachePolicy{TTL: 100 * time.Millisecond})
+	run(t, long, nil, nil)
+	waitUntil(t, func() bool { _, status, _ := run(t, long, nil, nil); return status == StatusMiss })
+}
+
+// waitUntil polls cond for at most 10s.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+	}
+}

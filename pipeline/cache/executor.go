@@ -114,8 +114,15 @@ func (x *executor) fill(ctx context.Context, key string, call *pipeline.Call) fl
 	if err != nil {
 		return flightResult{err: err, stale: stale}
 	}
-	b, ok := encodeEntry(res, time.Now(), x.policy.TTL)
-	if !ok || !c.store(ctx, key, b, x.policy.TTL) {
+	ttl := x.policy.TTL
+	if res.NoStore {
+		return flightResult{res: res}
+	}
+	if res.MaxAge > 0 && res.MaxAge < ttl {
+		ttl = res.MaxAge
+	}
+	b, ok := encodeEntry(res, time.Now(), ttl)
+	if !ok || !c.store(ctx, key, b, ttl) {
 		return flightResult{res: res}
 	}
 	return flightResult{entry: b}

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,27 @@ type Executor struct {
 	MaxResponseSize int64
 	// Timeout bounds the whole call, retries and response body included.
 	Timeout time.Duration
+	// RespectCacheControl passes the upstream's Cache-Control on to the
+	// result cache (no-store and private: not cached; max-age: at most).
+	RespectCacheControl bool
+	// perCaller: a credential depends on the caller (passthrough), so an
+	// unverified caller's result is never cached (it has no identity to
+	// key it by).
+	perCaller bool
+}
+
+// CacheKey implements pipeline.CacheKeyer: the request's target (server,
+// method, path template) and the arguments, so that entries of another
+// base URL or operation are never served for this one.
+func (x *Executor) CacheKey(_ context.Context, call *pipeline.Call) ([]byte, error) {
+	if x.perCaller && call.Identity == nil {
+		return nil, nil
+	}
+	args, err := json.Marshal(call.Inputs) // map keys sorted: canonical
+	if err != nil {
+		return nil, nil
+	}
+	return append([]byte(x.Base.String()+"\x00"+x.Op.Method+" "+x.Op.Path+"\x00"), args...), nil
 }
 
 var _ pipeline.Executor = (*Executor)(nil)
@@ -77,7 +99,40 @@ func (x *Executor) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.
 	if err != nil {
 		return nil, err
 	}
-	return result(req.URL, res, body)
+	out, err := result(req.URL, res, body)
+	if err == nil && x.RespectCacheControl {
+		out.NoStore, out.MaxAge = cacheControl(res.Header)
+	}
+	return out, err
+}
+
+// cacheControl reads what a response's Cache-Control says about keeping
+// it: no-store and private (the gateway's cache serves other callers) mean
+// not at all, max-age (s-maxage first: the gateway is a shared cache)
+// bounds how long.
+func cacheControl(h http.Header) (noStore bool, maxAge time.Duration) {
+	maxAge = -1
+	for _, v := range h.Values("Cache-Control") {
+		for _, d := range strings.Split(v, ",") {
+			name, val, _ := strings.Cut(strings.TrimSpace(d), "=")
+			switch strings.ToLower(name) {
+			case "no-store", "private", "no-cache":
+				noStore = true
+			case "s-maxage":
+				if n, err := strconv.Atoi(strings.Trim(val, `"`)); err == nil && n >= 0 {
+					maxAge = time.Duration(n) * time.Second
+				}
+			case "max-age":
+				if n, err := strconv.Atoi(strings.Trim(val, `"`)); err == nil && n >= 0 && maxAge < 0 {
+					maxAge = time.Duration(n) * time.Second
+				}
+			}
+		}
+	}
+	if maxAge == 0 {
+		noStore = true
+	}
+	return noStore, max(maxAge, 0)
 }
 
 // result turns a 2xx response into the tool's result: JSON as the value

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/sources/upstream"
@@ -304,5 +305,32 @@ func TestRedirectsStayOnTheOrigin(t *testing.T) {
 	}
 	if res, err := call(t, tools["showPetById"], `{"petId": "here"}`, nil); err != nil || !strings.Contains(string(res.Native), "Rex") {
 		t.Errorf("same-origin redirect: %v", err)
+	}
+}
+
+func TestCacheControl(t *testing.T) {
+	for _, tc := range []struct {
+		header  []string
+		noStore bool
+		maxAge  time.Duration
+	}{
+		{nil, false, 0},
+		{[]string{"no-store"}, true, 0},
+		{[]string{"private, max-age=60"}, true, 60 * time.Second},
+		{[]string{"no-cache"}, true, 0},
+		{[]string{"public, max-age=30"}, false, 30 * time.Second},
+		{[]string{"max-age=30, s-maxage=5"}, false, 5 * time.Second},
+		{[]string{"s-maxage=5", "max-age=30"}, false, 5 * time.Second},
+		{[]string{`max-age="12"`}, false, 12 * time.Second},
+		{[]string{"max-age=0"}, true, 0},
+		{[]string{"max-age=junk"}, false, 0},
+	} {
+		h := http.Header{}
+		for _, v := range tc.header {
+			h.Add("Cache-Control", v)
+		}
+		if noStore, maxAge := cacheControl(h); noStore != tc.noStore || maxAge != tc.maxAge {
+			t.Errorf("%q: no-store %t max-age %s, want %t %s", tc.header, noStore, maxAge, tc.noStore, tc.maxAge)
+		}
 	}
 }

@@ -39,6 +39,11 @@ type Source struct {
 	// Refresh re-reads the document this often; a changed document
 	// changes the tools without a reload (default: never).
 	Refresh caddy.Duration `json:"refresh,omitempty"`
+	// Cache caches the results of GET and HEAD operations this long in the
+	// endpoint's result cache; CacheRespect lets the upstream's
+	// Cache-Control (no-store, private, max-age) shorten or prevent it.
+	Cache        caddy.Duration `json:"cache,omitempty"`
+	CacheRespect bool           `json:"cache_respect,omitempty"`
 
 	upstream.Config
 
@@ -141,6 +146,8 @@ func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 		Breaker:         s.built.Breaker,
 		MaxResponseSize: s.built.MaxResponseSize,
 		Timeout:         s.built.Timeout,
+		CacheTTL:        time.Duration(s.Cache),
+		CacheRespect:    s.CacheRespect,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("openapi %s: %v", doc.Location, err)
@@ -202,6 +209,16 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("max_spec_size: %v", err)
 			}
 			s.MaxSpecSize = n
+		case "cache":
+			args := d.RemainingArgs()
+			if len(args) == 0 || len(args) > 2 || (len(args) == 2 && args[1] != "respect") {
+				return d.Errf("usage: cache <ttl> [respect]")
+			}
+			dur, err := caddy.ParseDuration(args[0])
+			if err != nil || dur <= 0 {
+				return d.Errf("cache: %q is not a positive duration", args[0])
+			}
+			s.Cache, s.CacheRespect = caddy.Duration(dur), len(args) == 2
 		case "refresh":
 			var v string
 			if !d.AllArgs(&v) {
@@ -223,7 +240,7 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			s.LoadTimeout = caddy.Duration(dur)
 		default:
-			return d.Errf("openapi source: unrecognized sub-directive %q (want base_url, include, exclude, deprecated, allow_external_refs, max_spec_size, load_timeout, refresh, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
+			return d.Errf("openapi source: unrecognized sub-directive %q (want base_url, include, exclude, deprecated, allow_external_refs, max_spec_size, load_timeout, refresh, cache, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
 		}
 	}
 	return nil

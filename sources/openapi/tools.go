@@ -25,6 +25,12 @@ type Config struct {
 	Breaker         *upstream.Breaker
 	MaxResponseSize int64
 	Timeout         time.Duration
+	// CacheTTL caches GET and HEAD results this long (0: not cached).
+	// The entries are shared by every caller unless a credential depends
+	// on the caller (passthrough): then each identity has its own.
+	CacheTTL time.Duration
+	// CacheRespect honours the upstream's Cache-Control.
+	CacheRespect bool
 }
 
 // Tools returns one tool per operation of doc that cfg selects, each with
@@ -40,6 +46,12 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 	ops, err := Operations(doc, cfg.Options)
 	if err != nil {
 		return nil, err
+	}
+	perCaller := false
+	for _, c := range cfg.Credentials {
+		if _, ok := c.(upstream.Passthrough); ok {
+			perCaller = true
+		}
 	}
 	client := cfg.Client
 	if client == nil {
@@ -60,7 +72,11 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 			Aliases:     o.Aliases,
 			Source:      cfg.Prefix,
 			Executor: &Executor{Op: o, Base: base, Client: client, Credentials: cfg.Credentials,
-				Retry: cfg.Retry, Breaker: cfg.Breaker, MaxResponseSize: cfg.MaxResponseSize, Timeout: cfg.Timeout},
+				Retry: cfg.Retry, Breaker: cfg.Breaker, MaxResponseSize: cfg.MaxResponseSize, Timeout: cfg.Timeout,
+				RespectCacheControl: cfg.CacheRespect, perCaller: perCaller},
+		}
+		if cfg.CacheTTL > 0 && (o.Method == http.MethodGet || o.Method == http.MethodHead) {
+			t.Cache = &pipeline.CachePolicy{TTL: cfg.CacheTTL, Shared: !perCaller}
 		}
 		if out := o.OutputSchema(); out != nil {
 			if t.OutputSchema, err = json.Marshal(out); err != nil {
