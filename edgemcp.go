@@ -7,13 +7,17 @@
 //	xcaddy build --with github.com/edgemcp/edgemcp
 //
 // The Caddy modules themselves are registered by package
-// github.com/edgemcp/edgemcp/caddymodule and by the built-in sources
-// (guest modules mcp.sources.*), imported here.
+// github.com/edgemcp/edgemcp/caddymodule and by the built-in connectors and
+// sources (guest modules mcp.connectors.* and mcp.sources.*), imported here.
 package edgemcp
 
 import (
 	// Registers the edgemcp Caddy modules and Caddyfile directives.
 	_ "github.com/edgemcp/edgemcp/caddymodule"
-	// The built-in sources.
+	// The built-in connectors and sources.
+	_ "github.com/edgemcp/edgemcp/connectors/mysql"
+	_ "github.com/edgemcp/edgemcp/connectors/postgres"
+	_ "github.com/edgemcp/edgemcp/connectors/redis"
+	_ "github.com/edgemcp/edgemcp/connectors/sqlite"
 	_ "github.com/edgemcp/edgemcp/sources/openapi"
 )

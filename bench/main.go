@@ -28,7 +28,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	_ "github.com/edgemcp/edgemcp/caddymodule"
+	_ "github.com/edgemcp/edgemcp" // the module and its built-in connectors and sources
 )
 
 const query = "SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id = $1"

@@ -196,8 +196,8 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 		return c, d.Errf("usage: connector <name> postgres|mysql|sqlite|redis <dsn-or-path> { ... }")
 	}
 	c.Name, c.Type, c.DSN = args[0], args[1], args[2]
-	if !isConnectorType(c.Type) {
-		return c, d.Errf("connector %q: unknown type %q (want %s)", c.Name, c.Type, knownConnectorTypes())
+	if _, err := connectorDriver(c.Type); err != nil {
+		return c, d.Errf("connector %q: %v", c.Name, err)
 	}
 	var dropDefaultAt error // block_functions none/only, if not read_only
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
@@ -242,8 +242,10 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 				dropDefaultAt = dropDefaultError(d, &c)
 			}
 		case "seed":
-			if c.Type != "sqlite" {
-				return c, d.Errf("connector %q: seed is only for sqlite connectors", c.Name)
+			if drv, _ := connectorDriver(c.Type); drv == nil {
+				return c, d.Errf("connector %q: seed: unknown connector type", c.Name)
+			} else if _, ok := drv.(pipeline.Seeder); !ok {
+				return c, d.Errf("connector %q: seed is only for connectors that create their database (sqlite), not %s", c.Name, c.Type)
 			}
 			if err := oneArg(d, &c.Seed); err != nil {
 				return c, err

@@ -17,12 +17,14 @@ import (
 // connector, a second statement or a blocked function fails before the
 // config is ever loaded (Provision runs the same checks on JSON configs).
 
-// sqlDialects are the connector types whose statements are SQL, with the
-// lexer dialect the checks read them in.
-var sqlDialects = map[string]sqltemplate.Dialect{
-	"postgres": sqltemplate.Postgres,
-	"sqlite":   sqltemplate.SQLite,
-	"mysql":    sqltemplate.MySQL,
+// sqlDialect is the lexer dialect the checks read a connector type's
+// statements in; ok is false for types whose tools are not SQL.
+func sqlDialect(typ string) (sqltemplate.Dialect, bool) {
+	drv, ok := sqlDriver(typ)
+	if !ok {
+		return 0, false
+	}
+	return drv.Dialect(), true
 }
 
 // functionName is what block_functions accepts: an unqualified name, or a
@@ -63,7 +65,7 @@ func parseConnectorSafety(d *caddyfile.Dispenser, c *ConnectorConfig, sub string
 		}
 		c.Required = true
 	case "block_functions":
-		if _, ok := sqlDialects[c.Type]; !ok {
+		if _, ok := sqlDialect(c.Type); !ok {
 			return d.Errf("connector %q: block_functions applies to SQL connectors, not %s", c.Name, c.Type)
 		}
 		names := d.RemainingArgs()
@@ -119,7 +121,7 @@ func dropDefaultError(d *caddyfile.Dispenser, c *ConnectorConfig) error {
 // block_functions none/only dropped it.
 func statementRules(c ConnectorConfig, readOnly bool) sqltemplate.Rules {
 	r := sqltemplate.Rules{OneStatement: true, ReadOnly: readOnly, BlockFunctions: c.BlockFunctions}
-	if d, ok := sqlDialects[c.Type]; ok && readOnly && !c.NoDefaultBlocks {
+	if d, ok := sqlDialect(c.Type); ok && readOnly && !c.NoDefaultBlocks {
 		r.DefaultBlocked = sqltemplate.ReadOnlyBlockList(d)
 	}
 	return r
@@ -139,7 +141,7 @@ func checkStatementsAtAdapt(h *Handler) error {
 		if !ok {
 			continue
 		}
-		d, ok := sqlDialects[c.Type]
+		d, ok := sqlDialect(c.Type)
 		if !ok {
 			continue
 		}

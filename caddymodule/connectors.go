@@ -9,9 +9,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/edgemcp/edgemcp/connectors/mysql"
-	"github.com/edgemcp/edgemcp/connectors/postgres"
-	"github.com/edgemcp/edgemcp/connectors/sqlite"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/connguard"
 )
@@ -22,62 +19,53 @@ import (
 // 1 → 2 → 1) and in-flight queries of the old config are not cut off.
 var connectorPools = caddy.NewUsagePool()
 
-// opener opens a backend for an expanded connector config.
-type opener func(ctx context.Context, c ConnectorConfig) (pipeline.SQLConnector, func(), error)
+// Connector types are guest modules mcp.connectors.<type> (postgres,
+// mysql, sqlite and redis are built in; a third party adds one with xcaddy
+// --with), each a pipeline.SQLDriver or pipeline.CommandDriver.
 
-var connectorTypes = map[string]opener{
-	"postgres": func(ctx context.Context, c ConnectorConfig) (pipeline.SQLConnector, func(), error) {
-		conn, err := postgres.Open(ctx, postgres.Config{
-			DSN:              c.DSN,
-			MaxConns:         int32(c.MaxConns),
-			ReadOnly:         c.ReadOnly,
-			StatementTimeout: time.Duration(c.StatementTimeout),
-			MaxRows:          c.MaxRows,
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		return conn, conn.Close, nil
-	},
-	"mysql": func(ctx context.Context, c ConnectorConfig) (pipeline.SQLConnector, func(), error) {
-		conn, err := mysql.Open(ctx, mysql.Config{
-			DSN:              c.DSN,
-			MaxConns:         c.MaxConns,
-			ReadOnly:         c.ReadOnly,
-			StatementTimeout: time.Duration(c.StatementTimeout),
-			MaxRows:          c.MaxRows,
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		return conn, conn.Close, nil
-	},
-	"sqlite": func(ctx context.Context, c ConnectorConfig) (pipeline.SQLConnector, func(), error) {
-		conn, err := sqlite.Open(ctx, sqlite.Config{
-			Path:             c.DSN,
-			ReadOnly:         c.ReadOnly,
-			MaxConns:         c.MaxConns,
-			StatementTimeout: time.Duration(c.StatementTimeout),
-			Seed:             c.Seed,
-			MaxRows:          c.MaxRows,
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		return conn, conn.Close, nil
-	},
+// connectorDriver returns the driver of a connector type, or an error that
+// lists the types this build has.
+func connectorDriver(typ string) (any, error) {
+	info, err := caddy.GetModule("mcp.connectors." + typ)
+	if err != nil {
+		return nil, fmt.Errorf("unknown type %q (want %s)", typ, knownConnectorTypes())
+	}
+	drv := info.New()
+	switch drv.(type) {
+	case pipeline.SQLDriver, pipeline.CommandDriver:
+		return drv, nil
+	}
+	return nil, fmt.Errorf("module mcp.connectors.%s (%T) is neither an SQL nor a command driver", typ, drv)
 }
 
+// sqlDriver is the SQL driver of a type; ok is false for other types.
+func sqlDriver(typ string) (pipeline.SQLDriver, bool) {
+	drv, err := connectorDriver(typ)
+	d, ok := drv.(pipeline.SQLDriver)
+	return d, err == nil && ok
+}
+
+// commandDriver is the command driver of a type; ok is false for others.
+func commandDriver(typ string) (pipeline.CommandDriver, bool) {
+	drv, err := connectorDriver(typ)
+	d, ok := drv.(pipeline.CommandDriver)
+	return d, err == nil && ok
+}
+
+// knownConnectorTypes lists the connector modules of this build.
 func knownConnectorTypes() string {
-	names := make([]string, 0, len(connectorTypes))
-	for n := range connectorTypes {
-		names = append(names, n)
-	}
-	for n := range commandConnectorTypes {
-		names = append(names, n)
+	var names []string
+	for _, m := range caddy.GetModules("mcp.connectors") {
+		names = append(names, m.ID.Name())
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
+}
+
+// connectorSpec is what a driver gets of an (expanded) connector config.
+func connectorSpec(c ConnectorConfig) pipeline.ConnectorSpec {
+	return pipeline.ConnectorSpec{DSN: c.DSN, MaxConns: c.MaxConns, ReadOnly: c.ReadOnly,
+		StatementTimeout: time.Duration(c.StatementTimeout), MaxRows: c.MaxRows, Seed: c.Seed}
 }
 
 // sharedConnector is a UsagePool value.
@@ -120,12 +108,16 @@ func openShared(c ConnectorConfig, create func(ctx context.Context) (caddy.Destr
 // acquireConnector returns the shared pool for c, opening it if no config
 // uses it yet. The caller must releaseConnector(key) exactly once.
 func acquireConnector(c ConnectorConfig) (pipeline.SQLConnector, string, error) {
-	open, ok := connectorTypes[c.Type]
+	drv, err := connectorDriver(c.Type)
+	if err != nil {
+		return nil, "", fmt.Errorf("connector %q: %v", c.Name, err)
+	}
+	sqlDrv, ok := drv.(pipeline.SQLDriver)
 	if !ok {
-		return nil, "", fmt.Errorf("connector %q: unknown type %q (want %s)", c.Name, c.Type, knownConnectorTypes())
+		return nil, "", fmt.Errorf("connector %q: type %s does not run SQL statements", c.Name, c.Type)
 	}
 	val, key, err := openShared(c, func(ctx context.Context) (caddy.Destructor, error) {
-		conn, closeFn, err := open(ctx, c)
+		conn, closeFn, err := sqlDrv.OpenSQL(ctx, connectorSpec(c))
 		if err != nil {
 			return nil, err
 		}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/edgemcp/edgemcp/connectors/redis"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cmdtemplate"
 )
@@ -18,38 +16,13 @@ import (
 // statement. They share the pool registry and keys of the SQL connectors
 // (connectors.go) but open a pipeline.CommandConnector.
 
-// commandOpener opens a command backend for an expanded connector config.
-type commandOpener func(ctx context.Context, c ConnectorConfig) (pipeline.CommandConnector, func(), error)
-
-var commandConnectorTypes = map[string]commandOpener{
-	"redis": func(ctx context.Context, c ConnectorConfig) (pipeline.CommandConnector, func(), error) {
-		conn, err := redis.Open(ctx, redis.Config{
-			URL:              c.DSN,
-			MaxConns:         c.MaxConns,
-			ReadOnly:         c.ReadOnly,
-			StatementTimeout: time.Duration(c.StatementTimeout),
-			MaxRows:          c.MaxRows,
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		return conn, conn.Close, nil
-	},
-}
-
-// commandCheckers run a command connector's load-time checks without a
-// server, for the Caddyfile adapter.
-var commandCheckers = map[string]func(cmd *cmdtemplate.Command, readOnly bool) error{
-	"redis": redis.CheckCommand,
-}
-
 // checkCommandTool compiles and checks, while the Caddyfile is adapted, the
 // statement of a tool that uses an already declared command connector, so
 // that `caddy adapt` reports a refused command with file and line.
 // Provision checks again (JSON configs do not come through here).
 func checkCommandTool(d *caddyfile.Dispenser, conns []ConnectorConfig, t ToolConfig) error {
 	for _, c := range conns {
-		check, ok := commandCheckers[c.Type]
+		drv, ok := commandDriver(c.Type)
 		if c.Name != t.Use || !ok {
 			continue
 		}
@@ -64,18 +37,11 @@ func checkCommandTool(d *caddyfile.Dispenser, conns []ConnectorConfig, t ToolCon
 		if err != nil {
 			return d.Errf("tool %q: statement: %v", t.Name, err)
 		}
-		if err := check(cmd, c.ReadOnly); err != nil {
+		if err := drv.CheckCommand(cmd, c.ReadOnly); err != nil {
 			return d.Errf("tool %q: statement on connector %q: %s", t.Name, c.Name, pipeline.SafeText(err, "refused"))
 		}
 	}
 	return nil
-}
-
-// isConnectorType reports whether t names an SQL or a command connector.
-func isConnectorType(t string) bool {
-	_, sql := connectorTypes[t]
-	_, cmd := commandConnectorTypes[t]
-	return sql || cmd
 }
 
 // sharedCommandConnector is a UsagePool value.
@@ -93,12 +59,12 @@ func (s *sharedCommandConnector) Destruct() error {
 // is false when c is not one (the caller then opens an SQL connector).
 // The caller must releaseConnector(key) exactly once.
 func acquireCommandConnector(c ConnectorConfig) (ref connectorRef, key string, ok bool, err error) {
-	open, ok := commandConnectorTypes[c.Type]
+	drv, ok := commandDriver(c.Type)
 	if !ok {
 		return ref, "", false, nil
 	}
 	val, key, err := openShared(c, func(ctx context.Context) (caddy.Destructor, error) {
-		conn, closeFn, err := open(ctx, c)
+		conn, closeFn, err := drv.OpenCommand(ctx, connectorSpec(c))
 		if err != nil {
 			return nil, err
 		}

@@ -17,7 +17,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/edgemcp/edgemcp/pipeline"
-	_ "github.com/edgemcp/edgemcp/sources/openapi" // mcp.sources.openapi, as the root package registers it
 )
 
 // petsUpstream is a real HTTP server behind the OpenAPI source: it serves
