@@ -15,5 +15,6 @@ import (
 	// Registers the edgemcp Caddy modules and Caddyfile directives.
 	_ "github.com/edgemcp/edgemcp/caddymodule"
 	// The built-in sources.
+	_ "github.com/edgemcp/edgemcp/sources/graphql"
 	_ "github.com/edgemcp/edgemcp/sources/openapi"
 )
