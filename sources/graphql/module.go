@@ -201,4 +201,3 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	}
 	return nil
 }
-

@@ -36,7 +36,7 @@ func Selection(s *ast.Schema, t *ast.Type, depth int, limits Limits) string {
 }
 
 type generator struct {
-	s      *ast.Schema
+	s        *ast.Schema
 	budget   int // fields still allowed
 	nestLeft int // levels of nesting still allowed
 	path     map[string]bool

@@ -250,7 +250,11 @@ func (r *bookResolver) Rating() *float64 {
 	return &r.b.rating
 }
 func (r *bookResolver) Secret() (*string, error) {
-	return nil, errors.New("secret of book " + r.b.id + " is sealed")
+	if r.b.id == "2" {
+		return nil, errors.New("secret of book 2 is sealed")
+	}
+	s := "no secret"
+	return &s, nil
 }
 
 type authorResolver struct{ a *author }
@@ -329,7 +333,7 @@ type Server struct {
 // Start serves a fresh library until the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	schema := graphqlgo.MustParseSchema(SDL, &queryResolver{newLibrary()}, graphqlgo.UseFieldResolvers())
+	schema := graphqlgo.MustParseSchema(SDL, &queryResolver{newLibrary()}, graphqlgo.UseFieldResolvers(), graphqlgo.UseStringDescriptions())
 	h := &relay.Handler{Schema: schema}
 	s := &Server{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
