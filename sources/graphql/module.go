@@ -1,6 +1,7 @@
 package graphql
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -125,8 +126,8 @@ func (s *Source) checkLimits() error {
 	if s.Depth < 0 || s.MaxDepth < 0 || s.MaxFields < 0 {
 		return fmt.Errorf("depth, max_depth and max_fields must be positive")
 	}
-	if s.Depth >= l.MaxDepth {
-		return fmt.Errorf("depth %d must be less than max_depth %d (the root field is one level)", s.Depth, l.MaxDepth)
+	if depth := cmp.Or(s.Depth, DefaultDepth); depth >= l.MaxDepth {
+		return fmt.Errorf("depth %d must be less than max_depth %d (the root field is one level)", depth, l.MaxDepth)
 	}
 	return nil
 }

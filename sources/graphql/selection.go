@@ -24,7 +24,8 @@ func Selection(s *ast.Schema, t *ast.Type, depth int, limits Limits) string {
 	}
 	limits = limits.withDefaults()
 	// The root field is one field at depth 1.
-	g := &generator{s: s, budget: limits.MaxFields - 1, nestLeft: limits.MaxDepth - 1, path: map[string]bool{}}
+	g := &generator{s: s, budget: limits.MaxFields - 1, nestLeft: limits.MaxDepth - 1, path: map[string]bool{},
+		steps: maxSteps}
 	if depth < 1 {
 		depth = 1
 	}
@@ -40,13 +41,21 @@ type generator struct {
 	budget   int // fields still allowed
 	nestLeft int // levels of nesting still allowed
 	path     map[string]bool
+	// steps bounds the types visited: objects without leaves within
+	// reach are visited and left out, which could otherwise take
+	// exponential time in a wide schema.
+	steps int
 }
+
+// maxSteps bounds the types one generation visits.
+const maxSteps = 10000
 
 // selectType returns the selections of a value of type def at levels.
 func (g *generator) selectType(def *ast.Definition, levels int) []string {
-	if levels < 1 || g.nestLeft < 1 || g.path[def.Name] {
+	if levels < 1 || g.nestLeft < 1 || g.path[def.Name] || g.steps <= 0 {
 		return nil
 	}
+	g.steps--
 	g.path[def.Name] = true
 	g.nestLeft--
 	defer func() { delete(g.path, def.Name); g.nestLeft++ }()

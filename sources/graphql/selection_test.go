@@ -1,6 +1,8 @@
 package graphql
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/vektah/gqlparser/v2"
@@ -72,7 +74,8 @@ func FuzzSelection(f *testing.F) {
 		if err != nil || s.Query == nil {
 			return
 		}
-		limits := Limits{MaxDepth: int(maxDepth%12) + 1, MaxFields: int(maxFields) + 1}
+		// max_depth is at least 2 (the module wants depth < max_depth).
+		limits := Limits{MaxDepth: int(maxDepth%12) + 2, MaxFields: int(maxFields) + 1}
 		for _, fd := range s.Query.Fields {
 			if !selectable(fd) || len(fd.Name) > 1 && fd.Name[:2] == "__" {
 				continue
@@ -83,4 +86,27 @@ func FuzzSelection(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSelectionWideSchema: objects that lead to no leaf are explored a
+// bounded number of times, however wide and deep the schema.
+func TestSelectionWideSchema(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("type Query { t0: T0 }\n")
+	for i := range 12 {
+		fmt.Fprintf(&b, "type T%d {", i)
+		for j := range 12 {
+			fmt.Fprintf(&b, " f%d: T%d", j, i+1)
+		}
+		b.WriteString(" }\n")
+	}
+	b.WriteString("type T12 { x(a: Int!): Int }\n")
+	s, err := gqlparser.LoadSchema(&ast.Source{Input: b.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 12^12 paths, none reaching a field it may select.
+	if got := Selection(s, s.Query.Fields.ForName("t0").Type, 12, Limits{MaxDepth: 14}); got != "{ __typename }" {
+		t.Errorf("got %s", got)
+	}
 }
