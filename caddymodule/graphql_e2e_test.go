@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/edgemcp/edgemcp/internal/testservices/graphqllib"
@@ -104,8 +105,23 @@ func TestGraphQLSourceLoadErrors(t *testing.T) {
 		source lib graphql %s
 	}
 }`, up.URL))
+	_ = caddy.Stop()
 	caddyMu.Unlock()
 	if err == nil || !strings.Contains(err.Error(), `source "lib"`) || !strings.Contains(err.Error(), "introspection") {
 		t.Errorf("endpoint down: %v", err)
+	}
+	for _, tc := range []struct{ cfg, want string }{
+		{"source lib graphql", "usage: source <name> graphql <url>"},
+		{"source lib graphql http://x {\n\t\t\tmutations maybe\n\t\t}", "mutations: want on or off"},
+		{"source lib graphql http://x {\n\t\t\tdepth 0\n\t\t}", "depth must be a whole number"},
+		{"source lib graphql http://x {\n\t\t\tmax_depth 2\n\t\t}", "depth 2 must be less than max_depth 2"},
+		{"source lib graphql http://x {\n\t\t\tschema\n\t\t}", "schema needs one SDL file"},
+		{"source lib graphql http://x {\n\t\t\tinclude x\n\t\t}", `unrecognized sub-directive "include"`},
+		{"source lib graphql http://x {\n\t\t\tcredential magic\n\t\t}", `unknown kind "magic"`},
+	} {
+		got := adaptForTest(t, ":8080 {\n\tmcp {\n\t\t"+tc.cfg+"\n\t}\n}\n")
+		if !strings.HasPrefix(got, "error: ") || !strings.Contains(got, tc.want) || !strings.Contains(got, "Caddyfile:") {
+			t.Errorf("%q: %s, want an error with %q and the line", tc.cfg, got, tc.want)
+		}
 	}
 }
