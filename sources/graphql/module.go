@@ -126,6 +126,9 @@ func (s *Source) checkLimits() error {
 	if s.Depth < 0 || s.MaxDepth < 0 || s.MaxFields < 0 {
 		return fmt.Errorf("depth, max_depth and max_fields must be positive")
 	}
+	if l.MaxFields < 2 {
+		return fmt.Errorf("max_fields must be at least 2 (a root field and one field of its value)")
+	}
 	if depth := cmp.Or(s.Depth, DefaultDepth); depth >= l.MaxDepth {
 		return fmt.Errorf("depth %d must be less than max_depth %d (the root field is one level)", depth, l.MaxDepth)
 	}

@@ -42,6 +42,7 @@ func TestProvision(t *testing.T) {
 		{Source{Endpoint: "https://user:pw@x/graphql", Schema: path}, "put credentials in a credential"},
 		{Source{Endpoint: srv.URL, Schema: path + ".missing"}, "library.graphql.missing"},
 		{Source{Endpoint: srv.URL, Schema: path, Depth: 10}, "depth 10 must be less than max_depth 10"},
+		{Source{Endpoint: srv.URL, Schema: path, MaxFields: 1}, "max_fields must be at least 2"},
 	} {
 		err := tc.s.Provision(ctx)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "pw@") {

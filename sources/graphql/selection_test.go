@@ -74,8 +74,8 @@ func FuzzSelection(f *testing.F) {
 		if err != nil || s.Query == nil {
 			return
 		}
-		// max_depth is at least 2 (the module wants depth < max_depth).
-		limits := Limits{MaxDepth: int(maxDepth%12) + 2, MaxFields: int(maxFields) + 1}
+		// max_depth and max_fields are at least 2 (module.go checkLimits).
+		limits := Limits{MaxDepth: int(maxDepth%12) + 2, MaxFields: int(maxFields) + 2}
 		for _, fd := range s.Query.Fields {
 			if !selectable(fd) || len(fd.Name) > 1 && fd.Name[:2] == "__" {
 				continue
