@@ -158,6 +158,11 @@ func rawDocument(s *ast.Schema, limits Limits, mutations bool, query, opName str
 	if err := limits.Check(doc, op); err != nil {
 		return nil, fmt.Errorf("query: %v", err)
 	}
+	for name := range vars {
+		if op.VariableDefinitions.ForName(name) == nil {
+			return nil, fmt.Errorf("variables: the operation declares no $%s", name)
+		}
+	}
 	if err := checkVariables(s, op, vars); err != nil {
 		return nil, err
 	}

@@ -167,6 +167,8 @@ func TestRawQueryTool(t *testing.T) {
 		{`{"query":"query A { count } query B { count }"}`, "name the one to run"},
 		{`{"query":"query A($id: ID!) { book(id: $id) { title } }"}`, "variable.id must be defined"},
 		{`{"query":"{ count }","extra":1}`, `unknown input "extra"`},
+		{`{"query":"{ count }","variables":{"id":"1"}}`, "the operation declares no $id"},
+		{`{"query":"query A($id: ID!) { book(id: $id) { title } }","variables":{"id":{"x":1}}}`, "variable.id"},
 		{`{}`, `input "query": required`},
 	} {
 		_, err := call(t, raw, tc.args)
@@ -241,6 +243,30 @@ func TestRetries(t *testing.T) {
 	}
 	if n := len(srv.Requests()) - before; n != 1 {
 		t.Errorf("mutation: %d requests, want 1", n)
+	}
+}
+
+// TestConcurrentCalls: the schema is shared by every call of a source's
+// tools, read-only (run with -race).
+func TestConcurrentCalls(t *testing.T) {
+	_, s, x := library(t)
+	tools := toolsByName(t, s, Config{Namespace: "lib", Executor: x})
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() {
+			var err error
+			if i%2 == 0 {
+				_, err = call(t, tools["lib_book"], `{"id":"1","select":"{ title author { name } }"}`)
+			} else {
+				_, err = call(t, tools["lib_query"], `{"query":"query A($f: BookFilter) { books(filter: $f) { totalCount } }","variables":{"f":{"genre":"FICTION"}}}`)
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
 

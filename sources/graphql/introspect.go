@@ -116,7 +116,7 @@ func sdlFromIntrospection(raw []byte) (string, error) {
 	}
 	s := in.Schema
 	if s.QueryType == nil || s.QueryType.Name == "" {
-		return "", fmt.Errorf("introspection answer: no query type")
+		return "", fmt.Errorf("introspection answer: no schema (is introspection disabled? use `schema <file>`)")
 	}
 	w := &sdlWriter{}
 	w.str("schema {\n  query: ").name(s.QueryType.Name)

@@ -330,10 +330,12 @@ type Server struct {
 	failCode int
 }
 
-// Start serves a fresh library until the test ends.
-func Start(t testing.TB) *Server {
+// Start serves a fresh library until the test ends; opts are more of the
+// server's schema options (graphqlgo.DisableIntrospection()).
+func Start(t testing.TB, opts ...graphqlgo.SchemaOpt) *Server {
 	t.Helper()
-	schema := graphqlgo.MustParseSchema(SDL, &queryResolver{newLibrary()}, graphqlgo.UseFieldResolvers(), graphqlgo.UseStringDescriptions())
+	opts = append([]graphqlgo.SchemaOpt{graphqlgo.UseFieldResolvers(), graphqlgo.UseStringDescriptions()}, opts...)
+	schema := graphqlgo.MustParseSchema(SDL, &queryResolver{newLibrary()}, opts...)
 	h := &relay.Handler{Schema: schema}
 	s := &Server{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
