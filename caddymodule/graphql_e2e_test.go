@@ -94,7 +94,8 @@ func TestGraphQLSourceEndToEnd(t *testing.T) {
 }
 
 // TestGraphQLSourceLoadErrors: an endpoint that cannot be introspected
-// fails the config, naming the source.
+// fails the config of a required source, naming the source; the Caddyfile
+// refuses bad settings with the line.
 func TestGraphQLSourceLoadErrors(t *testing.T) {
 	up := graphqllib.Start(t)
 	up.Close()
@@ -102,7 +103,9 @@ func TestGraphQLSourceLoadErrors(t *testing.T) {
 	caddyMu.Lock()
 	err := g.load(fmt.Sprintf(`SITE {
 	mcp /mcp {
-		source lib graphql %s
+		source lib graphql %s {
+			required
+		}
 	}
 }`, up.URL))
 	_ = caddy.Stop()
@@ -112,6 +115,7 @@ func TestGraphQLSourceLoadErrors(t *testing.T) {
 	}
 	for _, tc := range []struct{ cfg, want string }{
 		{"source lib graphql", "usage: source <name> graphql <url>"},
+		{"source lib graphql http://x {\n\t\t\trequired yes\n\t\t}", "wrong argument count"},
 		{"source lib graphql http://x {\n\t\t\tmutations maybe\n\t\t}", "mutations: want on or off"},
 		{"source lib graphql http://x {\n\t\t\tdepth 0\n\t\t}", "depth must be a whole number"},
 		{"source lib graphql http://x {\n\t\t\tmax_depth 2\n\t\t}", "depth 2 must be less than max_depth 2"},
@@ -123,5 +127,26 @@ func TestGraphQLSourceLoadErrors(t *testing.T) {
 		if !strings.HasPrefix(got, "error: ") || !strings.Contains(got, tc.want) || !strings.Contains(got, "Caddyfile:") {
 			t.Errorf("%q: %s, want an error with %q and the line", tc.cfg, got, tc.want)
 		}
+	}
+}
+
+// TestGraphQLSourceEndpointDown: a source that is not required loads with
+// its endpoint down and serves its raw query tool alone, which says the
+// schema is not loaded yet.
+func TestGraphQLSourceEndpointDown(t *testing.T) {
+	up := graphqllib.Start(t)
+	up.Close()
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source lib graphql %s
+	}
+}`, up.URL))
+	s := g.rawSession(t, "2025-06-18")
+	r := s.call(t, "lib_query", map[string]any{"query": "{ count }"})
+	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "not loaded yet") {
+		t.Errorf("raw tool while down: %+v", r.Error)
+	}
+	if r := s.call(t, "lib_book", map[string]any{"id": "1"}); r.Error == nil || r.Error.Code != -32601 {
+		t.Errorf("a field tool while down: %+v", r.Error)
 	}
 }

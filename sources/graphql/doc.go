@@ -9,9 +9,11 @@
 //
 //	introspect.go  the schema from the endpoint's introspection, as SDL
 //	load.go        the schema from an SDL file or from introspection
+//	pending.go     introspection retried in the background (not required)
 //	inputs.go      field arguments as JSON Schema for tools/list
 //	selection.go   the generated selection set (depth, cycles cut)
 //	document.go    one call as a validated document, within the limits
+//	limits.go      max_depth and max_fields
 //	executor.go    sending it and turning the response into a result
 //	tools.go       the tools of a schema
 //	module.go      the Caddy module mcp.sources.graphql

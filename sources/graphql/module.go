@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -41,13 +42,20 @@ type Source struct {
 	// MaxFields bounds the number of fields of every document sent,
 	// fragments counted where spread (default 200).
 	MaxFields int `json:"max_fields,omitempty"`
+	// Required fails the load when introspection fails. Otherwise the
+	// source serves only its raw query tool, which answers once a
+	// background introspection succeeds.
+	Required bool `json:"required,omitempty"`
 
 	upstream.Config
 
 	endpoint string
 	schema   *ast.Schema
+	later    *pending // when the schema is still to come
 	exec     *Executor
 	log      *zap.Logger
+	// retryFirst is the first wait of the background introspection.
+	retryFirst time.Duration
 }
 
 var (
@@ -62,8 +70,9 @@ func (Source) CaddyModule() caddy.ModuleInfo {
 }
 
 // Provision checks the settings, makes the credentials and reads the
-// schema: from the SDL file, or by introspection, which must succeed (an
-// endpoint that cannot answer fails the load, naming it).
+// schema: from the SDL file, or by introspection. An endpoint that cannot
+// answer fails the load, naming it, when the source is required; else
+// introspection goes on in the background until the config is unloaded.
 func (s *Source) Provision(ctx caddy.Context) error {
 	s.log = ctx.Logger()
 	repl := caddy.NewReplacer()
@@ -94,12 +103,21 @@ func (s *Source) Provision(ctx caddy.Context) error {
 			creds = append(creds, c)
 		}
 	}
+	in := Introspector{Endpoint: endpoint, Client: client, Credentials: creds, Timeout: built.Timeout}
 	loadCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s.schema, err = Introspector{Endpoint: endpoint, Client: client, Credentials: creds, Timeout: built.Timeout}.Introspect(loadCtx)
-	if err != nil {
+	s.schema, err = in.Introspect(loadCtx)
+	if err == nil {
+		return nil
+	}
+	if s.Required {
 		return fmt.Errorf("graphql %s: %v", endpoint, err)
 	}
+	s.log.Warn("graphql endpoint did not answer introspection: only the raw query tool is served, and answers once introspection succeeds in the background (set required to fail the load instead)",
+		zap.String("endpoint", endpoint), zap.Error(err))
+	s.later = newPending(err)
+	// ctx ends when this config is unloaded, and the retries with it.
+	go s.later.run(ctx, in, cmp.Or(s.retryFirst, retryFirst), s.log)
 	return nil
 }
 
@@ -137,13 +155,17 @@ func (s *Source) checkLimits() error {
 
 // Tools implements pipeline.Source.
 func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
-	tools, err := Tools(s.schema, Config{
+	cfg := Config{
 		Namespace: namespace,
 		Mutations: s.Mutations == nil || *s.Mutations,
 		Depth:     s.Depth,
-		Limits:    Limits{MaxDepth: s.MaxDepth, MaxFields: s.MaxFields},
+		Limits:    Limits{MaxDepth: s.MaxDepth, MaxFields: s.MaxFields}.withDefaults(),
 		Executor:  s.exec,
-	})
+	}
+	if s.schema == nil && s.later != nil {
+		return []*pipeline.Tool{newRawTool(cfg, cfg.Mutations, s.later.get)}, nil
+	}
+	tools, err := Tools(s.schema, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("graphql %s: %v", s.endpoint, err)
 	}
@@ -172,6 +194,11 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&s.Schema) {
 				return d.Errf("schema needs one SDL file")
 			}
+		case "required":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			s.Required = true
 		case "mutations":
 			var v string
 			if !d.AllArgs(&v) || (v != "on" && v != "off") {
@@ -197,7 +224,7 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				s.MaxFields = n
 			}
 		default:
-			return d.Errf("graphql source: unrecognized sub-directive %q (want schema, mutations, depth, max_depth, max_fields, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
+			return d.Errf("graphql source: unrecognized sub-directive %q (want schema, required, mutations, depth, max_depth, max_fields, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
 		}
 	}
 	if err := s.checkLimits(); err != nil {

@@ -121,8 +121,14 @@ func fieldTool(s *ast.Schema, cfg Config, kind ast.Operation, f *ast.FieldDefini
 // rawTool is <namespace>_query: a caller's own document, validated against
 // the schema and the limits before it is sent.
 func rawTool(s *ast.Schema, cfg Config) *pipeline.Tool {
+	return newRawTool(cfg, cfg.Mutations && s.Mutation != nil, func() (*ast.Schema, error) { return s, nil })
+}
+
+// newRawTool is the raw tool over the schema schema() returns, which may
+// arrive after the tool is made (a schema loaded in the background).
+func newRawTool(cfg Config, mutations bool, schema func() (*ast.Schema, error)) *pipeline.Tool {
 	what := "a GraphQL query"
-	if cfg.Mutations && s.Mutation != nil {
+	if mutations {
 		what = "a GraphQL query or mutation"
 	}
 	in := map[string]any{
@@ -135,10 +141,9 @@ func rawTool(s *ast.Schema, cfg Config) *pipeline.Tool {
 		"required":             []string{"query"},
 		"additionalProperties": false,
 	}
-	schema, _ := json.Marshal(in)
+	inSchema, _ := json.Marshal(in)
 	t, fl := true, false
 	ann := pipeline.Annotations{OpenWorld: &t, ReadOnly: &t}
-	mutations := cfg.Mutations && s.Mutation != nil
 	if mutations {
 		ann.ReadOnly = &fl
 	}
@@ -147,11 +152,15 @@ func rawTool(s *ast.Schema, cfg Config) *pipeline.Tool {
 		Name: pipeline.ToolName(cfg.Namespace, "query"),
 		Description: fmt.Sprintf("Runs %s against the %s schema (at most %d fields, nested at most %d deep).",
 			what, cfg.Namespace, cfg.Limits.MaxFields, cfg.Limits.MaxDepth),
-		InputSchema: schema,
+		InputSchema: inSchema,
 		Aliases:     []string{cfg.Namespace + ".query"},
 		Annotations: ann,
 		Source:      cfg.Namespace,
 		Executor: pipeline.ExecutorFunc(func(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
+			s, err := schema()
+			if err != nil {
+				return nil, err
+			}
 			req, err := rawCall(s, cfg.Limits, mutations, call.Inputs)
 			if err != nil {
 				return nil, pipeline.Fail(pipeline.StageValidation, err, "%s", err.Error())

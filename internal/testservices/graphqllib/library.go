@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -334,11 +335,18 @@ type Server struct {
 // server's schema options (graphqlgo.DisableIntrospection()).
 func Start(t testing.TB, opts ...graphqlgo.SchemaOpt) *Server {
 	t.Helper()
+	return StartOn(t, "", opts...)
+}
+
+// StartOn is Start listening on addr ("": any loopback port), for a test
+// whose gateway was configured with an endpoint before it came up.
+func StartOn(t testing.TB, addr string, opts ...graphqlgo.SchemaOpt) *Server {
+	t.Helper()
 	opts = append([]graphqlgo.SchemaOpt{graphqlgo.UseFieldResolvers(), graphqlgo.UseStringDescriptions()}, opts...)
 	schema := graphqlgo.MustParseSchema(SDL, &queryResolver{newLibrary()}, opts...)
 	h := &relay.Handler{Schema: schema}
 	s := &Server{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var req Request
 		_ = json.Unmarshal(body, &struct {
@@ -361,6 +369,15 @@ func Start(t testing.TB, opts ...graphqlgo.SchemaOpt) *Server {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, r)
 	}))
+	if addr != "" {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Listener.Close()
+		s.Listener = l
+	}
+	s.Start()
 	t.Cleanup(s.Close)
 	return s
 }
