@@ -95,15 +95,15 @@ func (in Introspector) Introspect(ctx context.Context) (*ast.Schema, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("introspection: %v", err)
+		return nil, &unreachableError{fmt.Errorf("introspection: %v", err)}
 	}
 	defer res.Body.Close()
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return nil, fmt.Errorf("introspection: %v", upstream.NewStatusError(res))
+		return nil, &unreachableError{fmt.Errorf("introspection: %v", upstream.NewStatusError(res))}
 	}
 	raw, err := upstream.ReadBody(res, max)
 	if err != nil {
-		return nil, fmt.Errorf("introspection: %v", err)
+		return nil, &unreachableError{fmt.Errorf("introspection: %v", err)}
 	}
 	var resp struct {
 		Data   json.RawMessage `json:"data"`
@@ -124,6 +124,14 @@ func (in Introspector) Introspect(ctx context.Context) (*ast.Schema, error) {
 	}
 	return parseSchema(in.Endpoint+" (introspection)", sdl)
 }
+
+// unreachableError is an introspection that got no answer (no connection,
+// an HTTP error, a cut body), which a later try may get; an answer that
+// refuses introspection or describes a bad schema is final.
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string { return e.err.Error() }
+func (e *unreachableError) Unwrap() error { return e.err }
 
 // newRequest is a GraphQL-over-HTTP POST of body.
 func newRequest(ctx context.Context, endpoint string, body []byte) (*http.Request, error) {

@@ -3,6 +3,7 @@ package graphql
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -73,6 +74,8 @@ func (Source) CaddyModule() caddy.ModuleInfo {
 // schema: from the SDL file, or by introspection. An endpoint that cannot
 // answer fails the load, naming it, when the source is required; else
 // introspection goes on in the background until the config is unloaded.
+// An answer that refuses introspection or holds a bad schema always fails
+// the load: asking again would not change it.
 func (s *Source) Provision(ctx caddy.Context) error {
 	s.log = ctx.Logger()
 	repl := caddy.NewReplacer()
@@ -110,7 +113,8 @@ func (s *Source) Provision(ctx caddy.Context) error {
 	if err == nil {
 		return nil
 	}
-	if s.Required {
+	var down *unreachableError
+	if s.Required || !errors.As(err, &down) {
 		return fmt.Errorf("graphql %s: %v", endpoint, err)
 	}
 	s.log.Warn("graphql endpoint did not answer introspection: only the raw query tool is served, and answers once introspection succeeds in the background (set required to fail the load instead)",

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	graphqlgo "github.com/graph-gophers/graphql-go"
 
 	"github.com/edgemcp/edgemcp/internal/testservices/graphqllib"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -47,6 +48,8 @@ func TestProvision(t *testing.T) {
 		{Source{Endpoint: srv.URL, Schema: path + ".missing"}, "library.graphql.missing"},
 		{Source{Endpoint: srv.URL, Schema: path, Depth: 10}, "depth 10 must be less than max_depth 10"},
 		{Source{Endpoint: srv.URL, Schema: path, MaxFields: 1}, "max_fields must be at least 2"},
+		// An answer that refuses introspection is final, required or not.
+		{Source{Endpoint: graphqllib.Start(t, graphqlgo.DisableIntrospection()).URL}, "is introspection disabled?"},
 	} {
 		err := tc.s.Provision(ctx)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "pw@") {
