@@ -170,6 +170,7 @@ func TestRawQueryTool(t *testing.T) {
 		{`{"query":"{ count }","variables":{"id":"1"}}`, "the operation declares no $id"},
 		{`{"query":"query A($id: ID!) { book(id: $id) { title } }","variables":{"id":{"x":1}}}`, "variable.id"},
 		{`{}`, `input "query": required`},
+		{`{"query":"{ count }","variables":[1]}`, `input "variables": want an object`},
 	} {
 		_, err := call(t, raw, tc.args)
 		var pe *pipeline.Error

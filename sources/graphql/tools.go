@@ -180,6 +180,7 @@ func rawCall(s *ast.Schema, limits Limits, mutations bool, inputs map[string]any
 	var vars map[string]any
 	for k, v := range inputs {
 		var ok bool
+		want := "a string"
 		switch k {
 		case "query":
 			query, ok = v.(string)
@@ -188,12 +189,12 @@ func rawCall(s *ast.Schema, limits Limits, mutations bool, inputs map[string]any
 			ok = ok || v == nil
 		case "variables":
 			vars, ok = v.(map[string]any)
-			ok = ok || v == nil
+			ok, want = ok || v == nil, "an object"
 		default:
 			return nil, fmt.Errorf("unknown input %q", k)
 		}
 		if !ok {
-			return nil, fmt.Errorf("input %q: wrong type", k)
+			return nil, fmt.Errorf("input %q: want %s", k, want)
 		}
 	}
 	if query == "" {
