@@ -7,5 +7,6 @@ import (
 	_ "github.com/edgemcp/edgemcp/connectors/postgres"
 	_ "github.com/edgemcp/edgemcp/connectors/redis"
 	_ "github.com/edgemcp/edgemcp/connectors/sqlite"
+	_ "github.com/edgemcp/edgemcp/sources/graphql"
 	_ "github.com/edgemcp/edgemcp/sources/openapi"
 )

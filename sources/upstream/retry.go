@@ -10,7 +10,8 @@ import (
 )
 
 // Retry says when a request is sent again: only idempotent methods (RFC
-// 9110: GET, HEAD, OPTIONS, TRACE, PUT, DELETE), after a connection error
+// 9110: GET, HEAD, OPTIONS, TRACE, PUT, DELETE) and requests marked Safe,
+// after a connection error
 // or a 429, 502, 503 or 504, with exponential backoff and full jitter, and
 // a 429's or 503's Retry-After honoured when the call's deadline allows.
 type Retry struct {
@@ -21,6 +22,9 @@ type Retry struct {
 	Base, Max time.Duration
 	// MaxRetryAfter caps how long a Retry-After may make a call wait.
 	MaxRetryAfter time.Duration
+	// Safe says the request changes nothing whatever its method, so it
+	// may be sent again: a GraphQL query is sent as a POST.
+	Safe bool
 }
 
 // DefaultRetry is the policy of a source that says nothing.
@@ -44,7 +48,7 @@ var retryable = map[int]bool{
 // bodies) to be retried.
 func (r Retry) Send(ctx context.Context, client *http.Client, req *http.Request, b *Breaker) (*http.Response, error) {
 	attempts := 0
-	if idempotent[req.Method] && (req.Body == nil || req.GetBody != nil) {
+	if (r.Safe || idempotent[req.Method]) && (req.Body == nil || req.GetBody != nil) {
 		attempts = r.Attempts
 	}
 	for n := 0; ; n++ {

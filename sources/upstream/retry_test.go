@@ -88,6 +88,25 @@ func TestRetryIdempotentOnly(t *testing.T) {
 	}
 }
 
+// TestRetrySafePost: a POST marked Safe (a GraphQL query) is retried
+// like a GET, its body sent again; unmarked it is sent once.
+func TestRetrySafePost(t *testing.T) {
+	safe := fast
+	safe.Safe = true
+	srv, seen := flaky(t, 2, 503, "")
+	res, err := send(t, safe, "POST", srv.URL, "payload", nil)
+	if err != nil || res.StatusCode != 200 || seen.Load() != 3 {
+		t.Fatalf("safe POST after 503: %v %v, %d tries; want 200 after 3", res, err, seen.Load())
+	}
+	if b, _ := io.ReadAll(res.Body); string(b) != "ok:payload" {
+		t.Errorf("the retried body arrived as %q", b)
+	}
+	srv, seen = flaky(t, 2, 503, "")
+	if res, err := send(t, fast, "POST", srv.URL, "payload", nil); err != nil || res.StatusCode != 503 || seen.Load() != 1 {
+		t.Errorf("unmarked POST: %v %v, %d tries; want 503 after 1", res, err, seen.Load())
+	}
+}
+
 // TestRetryAfter is honoured (no sooner), and a wait longer than the
 // policy allows answers with the 429 at once.
 func TestRetryAfter(t *testing.T) {
