@@ -60,10 +60,19 @@ type Source struct {
 }
 
 var (
-	_ caddy.Provisioner     = (*Source)(nil)
-	_ caddyfile.Unmarshaler = (*Source)(nil)
-	_ pipeline.Source       = (*Source)(nil)
+	_ caddy.Provisioner       = (*Source)(nil)
+	_ caddyfile.Unmarshaler   = (*Source)(nil)
+	_ pipeline.Source         = (*Source)(nil)
+	_ pipeline.ChangeNotifier = (*Source)(nil)
 )
+
+// OnChange implements pipeline.ChangeNotifier: a schema that arrives by a
+// background introspection brings the field tools without a reload.
+func (s *Source) OnChange(changed func()) {
+	if s.later != nil {
+		s.later.changed.Store(&changed)
+	}
+}
 
 // CaddyModule returns the Caddy module information.
 func (Source) CaddyModule() caddy.ModuleInfo {
@@ -166,10 +175,14 @@ func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 		Limits:    Limits{MaxDepth: s.MaxDepth, MaxFields: s.MaxFields}.withDefaults(),
 		Executor:  s.exec,
 	}
-	if s.schema == nil && s.later != nil {
-		return []*pipeline.Tool{newRawTool(cfg, cfg.Mutations, s.later.get)}, nil
+	schema := s.schema
+	if schema == nil && s.later != nil {
+		var err error
+		if schema, err = s.later.get(); err != nil {
+			return []*pipeline.Tool{newRawTool(cfg, cfg.Mutations, s.later.get)}, nil
+		}
 	}
-	tools, err := Tools(s.schema, cfg)
+	tools, err := Tools(schema, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("graphql %s: %v", s.endpoint, err)
 	}

@@ -80,6 +80,8 @@ func TestProvisionEndpointDown(t *testing.T) {
 	if err := s.Provision(ctx); err != nil {
 		t.Fatal(err)
 	}
+	changed := make(chan struct{}, 1)
+	s.OnChange(func() { changed <- struct{}{} })
 	tools, err := s.Tools("lib")
 	if err != nil || len(tools) != 1 || tools[0].Name != "lib_query" {
 		t.Fatalf("tools while down: %v %v", tools, err)
@@ -92,9 +94,12 @@ func TestProvisionEndpointDown(t *testing.T) {
 	}
 	graphqllib.StartOn(t, addr)
 	select {
-	case <-s.later.ready:
+	case <-changed: // the gateway is told, and asks for the tools again
 	case <-time.After(time.Minute):
 		t.Fatal("no schema a minute after the endpoint came up")
+	}
+	if all, err := s.Tools("lib"); err != nil || len(all) < 3 {
+		t.Fatalf("tools once the schema arrived: %d %v", len(all), err)
 	}
 	r, err := call(t, raw, `{"query":"{ count }"}`)
 	if err != nil || structured(t, r)["count"] != 3.0 {

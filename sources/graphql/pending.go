@@ -3,6 +3,7 @@ package graphql
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vektah/gqlparser/v2/ast"
@@ -22,10 +23,11 @@ const (
 // asked for in the background, with backoff, until it arrives or the
 // config is unloaded.
 type pending struct {
-	mu     sync.Mutex
-	schema *ast.Schema
-	err    error         // the latest failure
-	ready  chan struct{} // closed when the schema arrives
+	mu      sync.Mutex
+	schema  *ast.Schema
+	err     error         // the latest failure
+	ready   chan struct{} // closed when the schema arrives
+	changed atomic.Pointer[func()]
 }
 
 func newPending(err error) *pending { return &pending{err: err, ready: make(chan struct{})} }
@@ -58,8 +60,11 @@ func (p *pending) run(ctx context.Context, in Introspector, first time.Duration,
 		p.mu.Unlock()
 		if err == nil {
 			close(p.ready)
-			log.Info("graphql schema loaded by introspection; the raw query tool uses it, field tools come with the next config load",
+			log.Info("graphql schema loaded by introspection: its field tools are served from now on",
 				zap.String("endpoint", in.Endpoint))
+			if f := p.changed.Load(); f != nil {
+				(*f)() // the gateway asks for the tools again (pipeline.ChangeNotifier)
+			}
 			return
 		}
 		log.Debug("graphql introspection failed again", zap.String("endpoint", in.Endpoint), zap.Error(err))
