@@ -91,7 +91,10 @@ func (h *Handler) provisionSources(ctx caddy.Context) error {
 	return nil
 }
 
-// sourceTools are the sources' tools as they are now.
+// sourceTools are the sources' tools as they are now. Each runs the
+// endpoint's default_auth check in its authentication stage, so that its
+// call carries the verified identity (per-caller credentials and the
+// identity-scoped cache key need it).
 func (h *Handler) sourceTools() ([]*pipeline.Tool, error) {
 	var tools []*pipeline.Tool
 	for _, s := range h.sources {
@@ -101,6 +104,9 @@ func (h *Handler) sourceTools() ([]*pipeline.Tool, error) {
 		}
 		for _, t := range got {
 			t.Source = s.name
+			if t.Auth == nil && h.defaultAuth != nil {
+				t.Auth = h.defaultAuth
+			}
 		}
 		tools = append(tools, got...)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -385,5 +386,68 @@ func TestOpenAPISourceCache(t *testing.T) {
 	}
 	if n := count("PUT /v1/pets/7"); n != 2 {
 		t.Errorf("PUT reached the upstream %d times, want 2", n)
+	}
+}
+
+// TestOpenAPISourcePerCallerCredential: each verified caller reaches the
+// upstream with its own secret, looked up by its subject; results are
+// cached per identity, never served to another caller; a caller with no
+// secret on file is refused before any request.
+func TestOpenAPISourcePerCallerCredential(t *testing.T) {
+	up := newPetsUpstream(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "tokens.txt"), "alice tok-alice\nbob tok-bob\n")
+	t.Setenv("EDGEMCP_TEST_KEY_ALICE", "alice-key-0123456789abcdef")
+	t.Setenv("EDGEMCP_TEST_KEY_BOB", "bob-key-0123456789abcdefgh")
+	t.Setenv("EDGEMCP_TEST_KEY_EVE", "eve-key-0123456789abcdefghi")
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		auth keys api_key {
+			key {env.EDGEMCP_TEST_KEY_ALICE} {
+				subject alice
+			}
+			key {env.EDGEMCP_TEST_KEY_BOB} {
+				subject bob
+			}
+			key {env.EDGEMCP_TEST_KEY_EVE} {
+				subject eve
+			}
+		}
+		default_auth keys
+		source pets openapi ../sources/openapi/testdata/petstore.yaml {
+			base_url %s/v1
+			credential per_caller bearer {
+				file %s
+			}
+			cache 1h
+		}
+	}
+}`, up.URL, filepath.Join(dir, "tokens.txt")))
+	call := func(key string) rpcResponse {
+		s := &rawSession{url: g.URL, version: "2025-06-18"}
+		hdr := map[string]string{"X-API-Key": key}
+		init := fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, s.version)
+		_, h := s.postWith(t, init, hdr)
+		s.session = h.Get("Mcp-Session-Id")
+		r, _ := s.postWith(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pets_showPetById","arguments":{"petId":"7"}}}`, hdr)
+		return r
+	}
+	for _, who := range []string{"alice", "bob"} {
+		key := map[string]string{"alice": "alice-key-0123456789abcdef", "bob": "bob-key-0123456789abcdefgh"}[who]
+		before := up.requests()
+		call(key).tool(t)
+		if got := up.lastAuth(); got != "Bearer tok-"+who || up.requests() != before+1 {
+			t.Errorf("%s: upstream saw %q after %d requests", who, got, up.requests()-before)
+		}
+		// Cached for this caller: no second request.
+		call(key).tool(t)
+		if up.requests() != before+1 {
+			t.Errorf("%s: the second call reached the upstream", who)
+		}
+	}
+	before := up.requests()
+	r := call("eve-key-0123456789abcdefghi")
+	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "no upstream credential for this caller") || up.requests() != before {
+		t.Errorf("eve: %+v, %d requests", r.Error, up.requests()-before)
 	}
 }

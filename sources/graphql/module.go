@@ -54,6 +54,7 @@ type Source struct {
 	schema   *ast.Schema
 	later    *pending // when the schema is still to come
 	exec     *Executor
+	release  func() // what the credentials hold
 	log      *zap.Logger
 	// retryFirst is the first wait of the background introspection.
 	retryFirst time.Duration
@@ -100,6 +101,7 @@ func (s *Source) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("graphql %s: %v", endpoint, err)
 	}
+	s.release = built.Close
 	client := upstream.NewClient(http.DefaultTransport)
 	s.exec = &Executor{Endpoint: endpoint, Client: client, Credentials: built.Credentials, Retry: built.Retry,
 		Breaker: built.Breaker, MaxResponseSize: built.MaxResponseSize, Timeout: built.Timeout}
@@ -107,11 +109,12 @@ func (s *Source) Provision(ctx caddy.Context) error {
 		s.schema, err = LoadSDL(path, 0)
 		return err
 	}
-	// Introspection is the gateway's own request: a passthrough
-	// credential has no caller to take a token from, and is left out.
+	// Introspection is the gateway's own request: a credential that
+	// depends on the caller (passthrough, per_caller) has no caller to
+	// take its secret from, and is left out.
 	var creds []upstream.Credential
 	for _, c := range built.Credentials {
-		if _, ok := c.(upstream.Passthrough); !ok {
+		if _, ok := c.(upstream.CallerDependent); !ok {
 			creds = append(creds, c)
 		}
 	}
@@ -131,6 +134,14 @@ func (s *Source) Provision(ctx caddy.Context) error {
 	s.later = newPending(err)
 	// ctx ends when this config is unloaded, and the retries with it.
 	go s.later.run(ctx, in, cmp.Or(s.retryFirst, retryFirst), s.log)
+	return nil
+}
+
+// Cleanup releases what the credentials hold (a per_caller Redis client).
+func (s *Source) Cleanup() error {
+	if s.release != nil {
+		s.release()
+	}
 	return nil
 }
 

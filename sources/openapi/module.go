@@ -102,6 +102,12 @@ func (s *Source) Provision(ctx caddy.Context) error {
 	return nil
 }
 
+// Cleanup releases what the credentials hold (a per_caller Redis client).
+func (s *Source) Cleanup() error {
+	s.built.Close()
+	return nil
+}
+
 // OnChange implements pipeline.ChangeNotifier.
 func (s *Source) OnChange(changed func()) { s.live.changed.Store(&changed) }
 

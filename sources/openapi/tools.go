@@ -49,7 +49,7 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 	}
 	perCaller := false
 	for _, c := range cfg.Credentials {
-		if _, ok := c.(upstream.Passthrough); ok {
+		if _, ok := c.(upstream.CallerDependent); ok {
 			perCaller = true
 		}
 	}

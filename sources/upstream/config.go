@@ -25,7 +25,7 @@ type Config struct {
 
 // CredentialConfig is one `credential <kind> ...`.
 type CredentialConfig struct {
-	Kind string `json:"kind"` // bearer, api_key, basic, oauth2, passthrough
+	Kind string `json:"kind"` // bearer, api_key, basic, oauth2, passthrough, per_caller
 
 	Token        string   `json:"token,omitempty"`         // bearer
 	In           string   `json:"in,omitempty"`            // api_key: header, query or cookie
@@ -37,6 +37,15 @@ type CredentialConfig struct {
 	ClientID     string   `json:"client_id,omitempty"`     // oauth2
 	ClientSecret string   `json:"client_secret,omitempty"` // oauth2
 	Scopes       []string `json:"scopes,omitempty"`        // oauth2
+
+	// per_caller: the secret is looked up by the caller's subject (or
+	// Claim) in File or Redis, and sent As a bearer token or an api_key
+	// (In, Name).
+	As          string `json:"as,omitempty"`
+	File        string `json:"file,omitempty"`
+	Redis       string `json:"redis,omitempty"`
+	RedisPrefix string `json:"redis_prefix,omitempty"`
+	Claim       string `json:"claim,omitempty"`
 }
 
 // BreakerConfig is `circuit_breaker { failures N window D cooldown D }`.
@@ -53,6 +62,15 @@ type Built struct {
 	Breaker         *Breaker
 	Timeout         time.Duration
 	MaxResponseSize int64
+}
+
+// Close releases what the credentials hold (a per_caller Redis client).
+func (b Built) Close() {
+	for _, c := range b.Credentials {
+		if p, ok := c.(*PerCaller); ok {
+			p.Close()
+		}
+	}
 }
 
 // Build expands {env.X} placeholders in secrets and makes the credentials
@@ -93,8 +111,15 @@ func (c Config) Build(repl *caddy.Replacer) (Built, error) {
 			cred = NewOAuth2(x(cc.TokenURL), x(cc.ClientID), x(cc.ClientSecret), cc.Scopes, timeout)
 		case "passthrough":
 			cred = Passthrough{}
+		case "per_caller":
+			p, err := buildPerCaller(cc, x, b.Timeout)
+			if err != nil {
+				b.Close()
+				return b, err
+			}
+			cred = p
 		default:
-			return b, fmt.Errorf("credential #%d: unknown kind %q (want bearer, api_key, basic, oauth2 or passthrough)", i+1, cc.Kind)
+			return b, fmt.Errorf("credential #%d: unknown kind %q (want bearer, api_key, basic, oauth2, passthrough or per_caller)", i+1, cc.Kind)
 		}
 		b.Credentials = append(b.Credentials, cred)
 	}
@@ -115,6 +140,38 @@ func (c Config) Build(repl *caddy.Replacer) (Built, error) {
 		b.Breaker = NewBreaker(failures, window, cooldown)
 	}
 	return b, nil
+}
+
+// buildPerCaller makes a per_caller credential; x expands placeholders.
+func buildPerCaller(cc CredentialConfig, x func(string) string, timeout time.Duration) (*PerCaller, error) {
+	p := &PerCaller{Claim: cc.Claim}
+	switch cc.As {
+	case "bearer":
+		p.As = Bearer{}
+	case "api_key":
+		if cc.In != "header" && cc.In != "query" && cc.In != "cookie" || cc.Name == "" {
+			return nil, fmt.Errorf("credential per_caller api_key: want header|query|cookie and a name")
+		}
+		p.As = APIKey{In: cc.In, Name: cc.Name}
+	default:
+		return nil, fmt.Errorf("credential per_caller: send the secret as bearer or api_key, not %q", cc.As)
+	}
+	var err error
+	switch {
+	case cc.File != "" && cc.Redis == "":
+		p.lookup, err = perCallerFromFile(x(cc.File))
+	case cc.Redis != "" && cc.File == "":
+		if timeout <= 0 || timeout > time.Second {
+			timeout = 500 * time.Millisecond
+		}
+		p.lookup, p.close, err = perCallerFromRedis(x(cc.Redis), x(cc.RedisPrefix), timeout)
+	default:
+		return nil, fmt.Errorf("credential per_caller: give one of file or redis")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("credential per_caller: %v", err)
+	}
+	return p, nil
 }
 
 // UnmarshalSubdirective reads one of the shared sub-directives at d (on
@@ -203,7 +260,7 @@ func (c *Config) UnmarshalSubdirective(d *caddyfile.Dispenser) (bool, error) {
 func unmarshalCredential(d *caddyfile.Dispenser) (CredentialConfig, error) {
 	var cc CredentialConfig
 	if !d.NextArg() {
-		return cc, d.Errf("credential needs a kind: bearer, api_key, basic, oauth2 or passthrough")
+		return cc, d.Errf("credential needs a kind: bearer, api_key, basic, oauth2, passthrough or per_caller")
 	}
 	cc.Kind = d.Val()
 	args := d.RemainingArgs()
@@ -236,6 +293,47 @@ func unmarshalCredential(d *caddyfile.Dispenser) (CredentialConfig, error) {
 		if err := want(0, "passthrough"); err != nil {
 			return cc, err
 		}
+	case "per_caller":
+		usage := "per_caller bearer | per_caller api_key header|query|cookie <name> { file <path> | redis <url> [<prefix>]; claim <name> }"
+		switch {
+		case len(args) == 1 && args[0] == "bearer":
+			cc.As = "bearer"
+		case len(args) == 3 && args[0] == "api_key":
+			cc.As, cc.In, cc.Name = "api_key", args[1], args[2]
+			if cc.In != "header" && cc.In != "query" && cc.In != "cookie" {
+				return cc, d.Errf("credential per_caller api_key: location %q: want header, query or cookie", cc.In)
+			}
+		default:
+			return cc, d.Errf("usage: credential %s", usage)
+		}
+		for nesting := d.Nesting(); d.NextBlock(nesting); {
+			switch sub := d.Val(); sub {
+			case "file", "claim":
+				var v string
+				if !d.AllArgs(&v) {
+					return cc, d.Errf("credential per_caller: %s needs one value", sub)
+				}
+				if sub == "file" {
+					cc.File = v
+				} else {
+					cc.Claim = v
+				}
+			case "redis":
+				args := d.RemainingArgs()
+				if len(args) < 1 || len(args) > 2 {
+					return cc, d.Errf("credential per_caller: usage: redis <url> [<key prefix>]")
+				}
+				cc.Redis = args[0]
+				if len(args) == 2 {
+					cc.RedisPrefix = args[1]
+				}
+			default:
+				return cc, d.Errf("credential per_caller: unrecognized sub-directive %q (want file, redis, claim)", sub)
+			}
+		}
+		if (cc.File == "") == (cc.Redis == "") {
+			return cc, d.Errf("credential per_caller: give one of file or redis")
+		}
 	case "oauth2":
 		if err := want(0, "oauth2 { token_url <url>; client_id <id>; client_secret <secret>; scopes <scope...> }"); err != nil {
 			return cc, err
@@ -265,7 +363,7 @@ func unmarshalCredential(d *caddyfile.Dispenser) (CredentialConfig, error) {
 			return cc, d.Errf("credential oauth2: token_url and client_id are required")
 		}
 	default:
-		return cc, d.Errf("credential: unknown kind %q (want bearer, api_key, basic, oauth2 or passthrough)", cc.Kind)
+		return cc, d.Errf("credential: unknown kind %q (want bearer, api_key, basic, oauth2, passthrough or per_caller)", cc.Kind)
 	}
 	return cc, nil
 }
