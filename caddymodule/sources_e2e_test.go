@@ -347,7 +347,8 @@ func openStream(t *testing.T, url, session, version string) func() string {
 
 // TestOpenAPISourceCache: `cache <ttl> respect` caches GET results in the
 // endpoint's result cache (one upstream request for two calls), except
-// what the upstream marks no-store; other methods are never cached.
+// what the upstream marks no-store; other methods only when
+// cache_operations names them.
 func TestOpenAPISourceCache(t *testing.T) {
 	var mu sync.Mutex
 	hits := map[string]int{}
@@ -369,6 +370,7 @@ func TestOpenAPISourceCache(t *testing.T) {
 		source pets openapi ../sources/openapi/testdata/petstore.yaml {
 			base_url %s/v1
 			cache 1h respect
+			cache_operations createPet
 		}
 	}
 }`, srv.URL))
@@ -377,6 +379,7 @@ func TestOpenAPISourceCache(t *testing.T) {
 		s.call(t, "pets_showPetById", map[string]any{"petId": "7"}).tool(t)
 		s.call(t, "pets_showPetById", map[string]any{"petId": "fresh"}).tool(t)
 		s.call(t, "pets_updatePet", map[string]any{"petId": "7", "body": map[string]any{"name": "Rex"}}).tool(t)
+		s.call(t, "pets_createPet", map[string]any{"body": map[string]any{"name": "Rex"}}).tool(t)
 	}
 	if n := count("GET /v1/pets/7"); n != 1 {
 		t.Errorf("cached GET reached the upstream %d times, want 1", n)
@@ -386,6 +389,9 @@ func TestOpenAPISourceCache(t *testing.T) {
 	}
 	if n := count("PUT /v1/pets/7"); n != 2 {
 		t.Errorf("PUT reached the upstream %d times, want 2", n)
+	}
+	if n := count("POST /v1/pets"); n != 1 {
+		t.Errorf("POST named in cache_operations reached the upstream %d times, want 1", n)
 	}
 }
 

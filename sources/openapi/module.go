@@ -44,6 +44,10 @@ type Source struct {
 	// Cache-Control (no-store, private, max-age) shorten or prevent it.
 	Cache        caddy.Duration `json:"cache,omitempty"`
 	CacheRespect bool           `json:"cache_respect,omitempty"`
+	// CacheOperations are globs (as include's) over operations besides GET
+	// and HEAD whose results are cached too: a POST that only reads (a
+	// search) can opt in; nothing else is cached.
+	CacheOperations []string `json:"cache_operations,omitempty"`
 
 	upstream.Config
 
@@ -154,6 +158,7 @@ func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 		Timeout:         s.built.Timeout,
 		CacheTTL:        time.Duration(s.Cache),
 		CacheRespect:    s.CacheRespect,
+		CacheOperations: s.CacheOperations,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("openapi %s: %v", doc.Location, err)
@@ -183,7 +188,7 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&s.BaseURL) {
 				return d.Errf("base_url needs one URL")
 			}
-		case "include", "exclude":
+		case "include", "exclude", "cache_operations":
 			globs := d.RemainingArgs()
 			if len(globs) == 0 {
 				return d.Errf("%s needs at least one pattern (operationId, tag, method or path, with * and ?)", sub)
@@ -191,10 +196,13 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := (Options{Include: globs}).Check(); err != nil {
 				return d.Errf("%s: %v", sub, err)
 			}
-			if sub == "include" {
+			switch sub {
+			case "include":
 				s.Include = append(s.Include, globs...)
-			} else {
+			case "exclude":
 				s.Exclude = append(s.Exclude, globs...)
+			default:
+				s.CacheOperations = append(s.CacheOperations, globs...)
 			}
 		case "deprecated", "allow_external_refs":
 			if d.NextArg() {
@@ -246,7 +254,7 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			s.LoadTimeout = caddy.Duration(dur)
 		default:
-			return d.Errf("openapi source: unrecognized sub-directive %q (want base_url, include, exclude, deprecated, allow_external_refs, max_spec_size, load_timeout, refresh, cache, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
+			return d.Errf("openapi source: unrecognized sub-directive %q (want base_url, include, exclude, deprecated, allow_external_refs, max_spec_size, load_timeout, refresh, cache, cache_operations, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
 		}
 	}
 	return nil

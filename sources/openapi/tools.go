@@ -31,6 +31,9 @@ type Config struct {
 	CacheTTL time.Duration
 	// CacheRespect honours the upstream's Cache-Control.
 	CacheRespect bool
+	// CacheOperations are globs (as Include's) over further operations
+	// whose results are cached, whatever their method.
+	CacheOperations []string
 }
 
 // Tools returns one tool per operation of doc that cfg selects, each with
@@ -75,7 +78,8 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 				Retry: cfg.Retry, Breaker: cfg.Breaker, MaxResponseSize: cfg.MaxResponseSize, Timeout: cfg.Timeout,
 				RespectCacheControl: cfg.CacheRespect, perCaller: perCaller},
 		}
-		if cfg.CacheTTL > 0 && (o.Method == http.MethodGet || o.Method == http.MethodHead) {
+		forced := len(cfg.CacheOperations) > 0 && (Options{Include: cfg.CacheOperations}).selects(o.Method, o.Path, o.Op)
+		if cfg.CacheTTL > 0 && (o.Method == http.MethodGet || o.Method == http.MethodHead || forced) {
 			t.Cache = &pipeline.CachePolicy{TTL: cfg.CacheTTL, Shared: !perCaller}
 		}
 		if out := o.OutputSchema(); out != nil {
