@@ -1,12 +1,14 @@
 package caddymodule
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -455,5 +457,91 @@ func TestOpenAPISourcePerCallerCredential(t *testing.T) {
 	r := call("eve-key-0123456789abcdefghi")
 	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "no upstream credential for this caller") || up.requests() != before {
 		t.Errorf("eve: %+v, %d requests", r.Error, up.requests()-before)
+	}
+}
+
+// TestOpenAPISourceRefreshTypeScriptSDK: the official TypeScript SDK client
+// holds a session while the document changes: it receives
+// notifications/tools/list_changed on its stream, lists the new operation
+// and calls it.
+func TestOpenAPISourceRefreshTypeScriptSDK(t *testing.T) {
+	dir := nodeDir(t)
+	var mu sync.Mutex
+	doc := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{
+		"/a":{"get":{"operationId":"getA","responses":{"200":{"description":"ok"}}}}}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/spec.json" {
+			mu.Lock()
+			defer mu.Unlock()
+			io.WriteString(w, doc)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"path": %q}`, r.URL.Path)
+	}))
+	defer srv.Close()
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source live openapi %s/spec.json {
+			base_url %s
+			refresh 100ms
+		}
+	}
+}`, srv.URL, srv.URL))
+	script := filepath.Join(t.TempDir(), "script.json")
+	writeFile(t, script, `[
+		{"op":"list"},
+		{"op":"signal","text":"ready"},
+		{"op":"wait_tools_changed","timeoutMs":30000},
+		{"op":"list"},
+		{"op":"call","name":"live_getB","arguments":{}}
+	]`)
+	cmd := exec.Command(node22(t, dir), filepath.Join(dir, "sdk-client.mjs"), g.URL, script)
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Change the document once the client has its session and tool list.
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if sc.Text() == "ready" {
+				close(ready)
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the SDK client did not get ready")
+	}
+	mu.Lock()
+	doc = `{"openapi":"3.0.3","info":{"title":"t","version":"2"},"paths":{
+		"/a":{"get":{"operationId":"getA","responses":{"200":{"description":"ok"}}}},
+		"/b":{"get":{"operationId":"getB","responses":{"200":{"description":"ok"}}}}}}`
+	mu.Unlock()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("sdk-client: %v\n%s", err, stdout.String())
+	}
+	var run struct {
+		Steps []sdkStep `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &run); err != nil || len(run.Steps) != 5 {
+		t.Fatalf("sdk-client output %s: %v", stdout.String(), err)
+	}
+	if e := run.Steps[2].Error; e != nil {
+		t.Fatalf("waiting for list_changed: %+v", e)
+	}
+	if before, after := string(run.Steps[0].Tools), string(run.Steps[3].Tools); strings.Contains(before, "live_getB") || !strings.Contains(after, "live_getB") {
+		t.Errorf("tools before %s\nafter %s", before, after)
+	}
+	if r := run.Steps[4]; r.Error != nil || r.Result == nil || !strings.Contains(r.Result.Content[0].Text, `"/b"`) {
+		t.Errorf("call of the new tool: %+v %+v", r.Error, r.Result)
 	}
 }

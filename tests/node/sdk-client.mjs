@@ -6,6 +6,9 @@
 //   {"op":"list"}                                    tools/list (all pages)
 //   {"op":"call","name":"x","arguments":{...}}       tools/call
 //   {"op":"ping"}                                    ping
+//   {"op":"signal","text":"ready"}                   write "ready" and a newline on stderr
+//   {"op":"wait_tools_changed","timeoutMs":20000}    wait for notifications/tools/list_changed
+//                                                    (counted from the start; error on timeout)
 // Prints ONE JSON document on stdout:
 //   {"serverInfo":{...},"protocolVersion":"...","capabilities":{...},
 //    "steps":[{"op":"list","tools":[...]},
@@ -15,6 +18,7 @@
 // Exit 0 unless the connection itself fails (then exit 1 with {"connectError":{...}}).
 import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const [url, scriptPath] = process.argv.slice(2);
@@ -37,6 +41,14 @@ function errorJSON(e) {
 }
 
 const client = new Client({ name: "edgemcp-sdk-client", version: "1.0.0" });
+// Every tools/list_changed the server sends, from the start: a wait step
+// consumes one, whether it came before the step or during it.
+let toolsChanged = 0;
+let onToolsChanged = () => {};
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  toolsChanged++;
+  onToolsChanged();
+});
 const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
 try {
   await client.connect(transport);
@@ -73,6 +85,26 @@ for (const step of steps) {
       case "ping":
         rec.result = await client.ping();
         break;
+      case "signal":
+        process.stderr.write(`${step.text}\n`);
+        break;
+      case "wait_tools_changed": {
+        const timeout = step.timeoutMs ?? 20000;
+        await new Promise((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no tools/list_changed within ${timeout}ms`)), timeout);
+          const check = () => {
+            if (toolsChanged > 0) {
+              toolsChanged--;
+              clearTimeout(timer);
+              resolve();
+            }
+          };
+          onToolsChanged = check;
+          check();
+        });
+        rec.result = { changed: true };
+        break;
+      }
       default:
         throw new Error(`unknown op ${JSON.stringify(step.op)}`);
     }
