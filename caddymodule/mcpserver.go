@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -103,7 +104,12 @@ func (h *Handler) runTool(ctx context.Context, name string, args map[string]any,
 		perr = perr.WithoutServerText(requestID(ctx))
 	}
 	if h.ErrorMode == errorModeResult {
-		return mcp.NewToolResultError(perr.Error()), nil
+		res := mcp.NewToolResultError(perr.Error())
+		var me pipeline.MetaError
+		if errors.As(perr, &me) {
+			addMeta(res, me.ErrorMeta())
+		}
+		return res, nil
 	}
 	return nil, perr
 }

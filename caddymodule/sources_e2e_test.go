@@ -545,3 +545,28 @@ func TestOpenAPISourceRefreshTypeScriptSDK(t *testing.T) {
 		t.Errorf("call of the new tool: %+v %+v", r.Error, r.Result)
 	}
 }
+
+// TestOpenAPISourceErrorModeResult: under error_mode result an upstream
+// failure is an isError result with the status in _meta, as a success
+// carries it.
+func TestOpenAPISourceErrorModeResult(t *testing.T) {
+	up := newPetsUpstream(t)
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		error_mode result
+		source pets openapi ../sources/openapi/testdata/petstore.yaml {
+			base_url %s/v1
+		}
+	}
+}`, up.URL))
+	s := g.rawSession(t, "2025-06-18")
+	for petID, want := range map[string]string{"0": `"status":404`, "7": `"status":200`} {
+		r := s.call(t, "pets_showPetById", map[string]any{"petId": petID})
+		if r.Error != nil || !strings.Contains(string(r.Result), `"edgemcp/http":{`+want+`}`) {
+			t.Errorf("petId %s: %+v %s", petID, r.Error, r.Result)
+		}
+		if petID == "0" && !strings.Contains(string(r.Result), `"isError":true`) {
+			t.Errorf("404 is not an isError result: %s", r.Result)
+		}
+	}
+}

@@ -72,6 +72,14 @@ func safeMessage(err error, fallback string) string {
 	return fallback
 }
 
+// MetaError is implemented by errors that carry facts for the result's
+// _meta (an upstream's HTTP status): under error_mode result they are
+// added to the isError result.
+type MetaError interface {
+	error
+	ErrorMeta() map[string]any
+}
+
 // PublicError is a ready-made SafeError: Public is shown, Cause is kept for
 // the debug log.
 type PublicError struct {

@@ -58,6 +58,12 @@ func (e *StatusError) Error() string {
 // caller's request, shown as they are.
 func (e *StatusError) SafeMessage() string { return e.Error() }
 
+// ErrorMeta implements pipeline.MetaError: the status, as a 2xx result
+// carries it.
+func (e *StatusError) ErrorMeta() map[string]any {
+	return map[string]any{"edgemcp/http": map[string]any{"status": e.Code}}
+}
+
 // excerpt is the first ExcerptSize bytes of a body, cut at a character.
 func excerpt(b []byte) string {
 	b = bytes.TrimSpace(b)
