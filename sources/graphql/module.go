@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -102,7 +101,7 @@ func (s *Source) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("graphql %s: %v", endpoint, err)
 	}
 	s.release = built.Close
-	client := upstream.NewClient(http.DefaultTransport)
+	client := upstream.NewClient(upstream.Transport)
 	s.exec = &Executor{Endpoint: endpoint, Client: client, Credentials: built.Credentials, Retry: built.Retry,
 		Breaker: built.Breaker, MaxResponseSize: built.MaxResponseSize, Timeout: built.Timeout}
 	if path := repl.ReplaceKnown(s.Schema, ""); path != "" {

@@ -19,7 +19,7 @@ type Config struct {
 	BaseURL string
 	// Credentials are added to every request, in order.
 	Credentials []upstream.Credential
-	// Client sends the requests; nil uses upstream.NewClient(http.DefaultTransport).
+	// Client sends the requests; nil uses upstream.NewClient(upstream.Transport).
 	Client          *http.Client
 	Retry           upstream.Retry
 	Breaker         *upstream.Breaker
@@ -58,7 +58,7 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 	}
 	client := cfg.Client
 	if client == nil {
-		client = upstream.NewClient(http.DefaultTransport)
+		client = upstream.NewClient(upstream.Transport)
 	}
 	tools := make([]*pipeline.Tool, 0, len(ops))
 	for _, o := range ops {

@@ -7,10 +7,25 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 )
+
+// Transport is the connection pool every HTTP source shares: one per
+// process, so a reload keeps the upstream connections it finds open. Unlike
+// http.DefaultTransport it keeps enough idle connections per upstream for
+// a busy gateway (the default 2 would make most calls dial).
+var Transport http.RoundTripper = newTransport()
+
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 1024
+	t.MaxIdleConnsPerHost = 256
+	t.IdleConnTimeout = 90 * time.Second
+	return t
+}
 
 // NewClient is the HTTP client of a source: redirects are followed only
 // within the origin of the first request, so a credential never travels
