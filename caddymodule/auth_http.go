@@ -53,7 +53,8 @@ func (h *Handler) authenticateEndpoint(w http.ResponseWriter, r *http.Request) *
 	if err == nil {
 		err = h.defaultAuth.Policy.Check(id)
 		if err == nil {
-			return r
+			// The endpoint's rate limit counts per this identity.
+			return r.WithContext(context.WithValue(ctx, endpointIdentityKey{}, id))
 		}
 	}
 	h.refuseEndpoint(w, r, err)

@@ -288,7 +288,7 @@ func (s sharedRedis) Destruct() error { return s.Close() }
 
 // acquireRedis returns the shared client for url. The key holds the URL
 // (and any password) and must never be logged.
-func acquireRedis(url string, timeout time.Duration) (cache.Store, string, error) {
+func acquireRedis(url string, timeout time.Duration) (*rediscache.Store, string, error) {
 	if timeout <= 0 {
 		timeout = 100 * time.Millisecond
 	}

@@ -160,6 +160,24 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := h.parseSourceDirective(d); err != nil {
 				return err
 			}
+		case "rate_limit":
+			if h.RateLimit != nil {
+				return d.Errf("rate_limit declared twice")
+			}
+			c, err := parseRateLimit(d)
+			if err != nil {
+				return err
+			}
+			h.RateLimit = c
+		case "rate_limit_redis":
+			args := d.RemainingArgs()
+			if len(args) < 1 || len(args) > 2 {
+				return d.Errf("usage: rate_limit_redis <redis://...> [<key prefix>]")
+			}
+			h.RateLimitStore = &RateLimitStoreConfig{Redis: args[0]}
+			if len(args) == 2 {
+				h.RateLimitStore.Prefix = args[1]
+			}
 		case "cache":
 			if err := parseCacheBlock(d, h); err != nil {
 				return err
@@ -322,6 +340,25 @@ func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
 				return t, err
 			}
 			t.Cache = c
+		case "rate_limit":
+			if t.RateLimit != nil {
+				return t, d.Errf("tool %q: rate_limit declared twice", t.Name)
+			}
+			c, err := parseRateLimit(d)
+			if err != nil {
+				return t, err
+			}
+			t.RateLimit = c
+		case "max_concurrent":
+			var s string
+			if err := oneArg(d, &s); err != nil {
+				return t, err
+			}
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				return t, d.Errf("tool %q: max_concurrent must be a positive whole number, got %q", t.Name, s)
+			}
+			t.MaxConcurrent = n
 		default:
 			return t, d.Errf("tool %q: unrecognized sub-directive %q", t.Name, sub)
 		}

@@ -60,6 +60,9 @@ type ToolConfig struct {
 	// Auth is the tool's auth provider and policy (replaces default_auth).
 	Auth  *AuthPolicyConfig `json:"auth,omitempty"`
 	Cache *ToolCacheConfig  `json:"cache,omitempty"`
+	// RateLimit and MaxConcurrent bound the tool's calls (ratelimit.go).
+	RateLimit     *RateLimitConfig `json:"rate_limit,omitempty"`
+	MaxConcurrent int              `json:"max_concurrent,omitempty"`
 	// ToolScripts: handler, mappers and script settings (caddyfile_scripts.go).
 	ToolScripts
 

@@ -69,7 +69,7 @@ func registerMetrics(reg *prometheus.Registry) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{callsTotal, callDuration, stageDuration, cacheRequests, gateRefusals, directCallsTotal, outboundDuration, poolsOpened, statsCollector{}} {
+	for _, c := range []prometheus.Collector{callsTotal, callDuration, stageDuration, cacheRequests, gateRefusals, directCallsTotal, outboundDuration, poolsOpened, rateLimited, rateLimitFallbacks, statsCollector{}} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError
 			if errors.As(err, &already) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
+	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
 	"github.com/edgemcp/edgemcp/pipeline/script"
 )
 
@@ -77,6 +78,10 @@ type Handler struct {
 	Tools      []ToolConfig      `json:"tools,omitempty"`
 	// Sources bring their own tools (sources.go).
 	Sources []SourceConfig `json:"sources,omitempty"`
+	// RateLimit bounds the endpoint's requests; RateLimitStore shares the
+	// counters of every limit through Redis (ratelimit.go).
+	RateLimit      *RateLimitConfig      `json:"rate_limit,omitempty"`
+	RateLimitStore *RateLimitStoreConfig `json:"rate_limit_redis,omitempty"`
 	// Cache is the result cache (cache.go).
 	Cache *CacheConfig `json:"cache,omitempty"`
 
@@ -94,6 +99,9 @@ type Handler struct {
 	cache      *cache.Cache
 	cacheKey   string
 	redisKey   string
+
+	limits        ratelimit.Store // rate limit counters (ratelimit.go)
+	limitRedisKey string
 
 	unknownTool *toolObs
 }
@@ -198,6 +206,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.provisionCache(ctx, tools, sourced, repl); err != nil {
 		return err
 	}
+	if err := h.provisionRateLimits(repl); err != nil {
+		return err
+	}
+	h.applyToolLimits(tools)
 	reg, err := h.newRegistry(append(append([]*pipeline.Tool(nil), tools...), sourced...))
 	if err != nil {
 		return err
@@ -251,6 +263,7 @@ func (h *Handler) Cleanup() error {
 		cancel()
 	}
 	h.cleanupCache()
+	h.cleanupRateLimits()
 	h.unexposeAll()
 	for _, key := range h.poolKeys {
 		releaseConnector(key)

@@ -67,6 +67,9 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if r = h.authenticateEndpoint(w, r); r == nil {
 		return // refused, or the metadata document was served (auth_http.go)
 	}
+	if !h.allowEndpoint(w, r) {
+		return // over the endpoint's rate limit: 429 (ratelimit.go)
+	}
 	if h.serveCatalog(w, r) {
 		return
 	}

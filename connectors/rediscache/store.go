@@ -1,6 +1,6 @@
-// Package rediscache is the Redis second level of the result cache: it
-// implements pipeline/cache.Store with go-redis, so that several gateway
-// nodes share hits. It never blocks a call for long: every operation has a
+// Package rediscache is what gateway nodes share through Redis: the result
+// cache's second level (pipeline/cache.Store), so that several nodes share
+// hits, and the rate limits' counters (ratelimit.go). It never blocks a call for long: every operation has a
 // short timeout and no retries (the cache's breaker decides when to try
 // again), and a Redis that is down at start-up is not an error.
 package rediscache
