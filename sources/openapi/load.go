@@ -128,11 +128,59 @@ func parse(ctx context.Context, data []byte, base *url.URL, location string, opt
 	default:
 		return nil, fmt.Errorf("%s: not an OpenAPI 3 or Swagger 2.0 document (no \"openapi: 3.x\" or \"swagger: 2.0\" at the top)", location)
 	}
-	if err := doc.Validate(ctx, openapi3.DisableExamplesValidation(), openapi3.DisableSchemaDefaultsValidation(),
-		openapi3.DisableSchemaPatternValidation()); err != nil {
+	if err := validate(ctx, doc.T); err != nil {
 		return nil, fmt.Errorf("%s: invalid document: %v", location, err)
 	}
 	return doc, nil
+}
+
+// validate checks the document as kin-openapi does, with two leniencies.
+// Examples, defaults and patterns are not checked (they do not change a
+// call). Two path templates that differ only in their variables' names
+// ("/a/{id}" and "/a/{name}") break a MUST of the specification, but only a
+// server routing requests is confused by them, not a client filling them
+// in; GitHub's own document has such pairs. They are allowed, and the
+// operations of the second path, which kin-openapi skips once it has
+// reported the conflict, are validated on their own.
+func validate(ctx context.Context, doc *openapi3.T) error {
+	opts := []openapi3.ValidationOption{
+		openapi3.DisableExamplesValidation(), openapi3.DisableSchemaDefaultsValidation(),
+		openapi3.DisableSchemaPatternValidation(), openapi3.EnableMultiError(),
+	}
+	err := doc.Validate(ctx, opts...)
+	if err == nil {
+		return nil
+	}
+	errs := openapi3.MultiError{err}
+	if me, ok := err.(openapi3.MultiError); ok {
+		errs = me
+	}
+	if doc.IsOpenAPI31OrLater() {
+		opts = append(opts, openapi3.IsOpenAPI31OrLater())
+	}
+	if doc.IsOpenAPI32OrLater() {
+		opts = append(opts, openapi3.IsOpenAPI32OrLater())
+	}
+	var left openapi3.MultiError
+	for _, e := range errs {
+		var conflict *openapi3.ConflictingPathsError
+		if !errors.As(e, &conflict) {
+			left = append(left, e)
+			continue
+		}
+		// Path1 is the one whose operations were skipped.
+		alone := openapi3.NewPaths(openapi3.WithPath(conflict.Path1, doc.Paths.Value(conflict.Path1)))
+		if err := alone.Validate(ctx, opts...); err != nil {
+			left = append(left, fmt.Errorf("invalid paths: %w", err))
+		}
+	}
+	switch len(left) {
+	case 0:
+		return nil
+	case 1:
+		return left[0]
+	}
+	return fmt.Errorf("%w (and %d more problems)", left[0], len(left)-1)
 }
 
 // read returns the bytes at location, at most opt.MaxSize of them, and the
