@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -139,21 +140,41 @@ func parse(ctx context.Context, data []byte, base *url.URL, location string, opt
 // call). Two path templates that differ only in their variables' names
 // ("/a/{id}" and "/a/{name}") break a MUST of the specification, but only a
 // server routing requests is confused by them, not a client filling them
-// in; GitHub's own document has such pairs. They are allowed, and the
-// operations of the second path, which kin-openapi skips once it has
-// reported the conflict, are validated on their own.
+// in; GitHub's own document has such pairs. The second of each pair is set
+// aside while the document is validated, then validated on its own. (Not
+// with kin-openapi's EnableMultiError, which would report the conflict and
+// go on: it warns that validators continuing past a failure may dereference
+// nil, and a refresh validates documents in a goroutine of its own.)
 func validate(ctx context.Context, doc *openapi3.T) error {
 	opts := []openapi3.ValidationOption{
 		openapi3.DisableExamplesValidation(), openapi3.DisableSchemaDefaultsValidation(),
-		openapi3.DisableSchemaPatternValidation(), openapi3.EnableMultiError(),
+		openapi3.DisableSchemaPatternValidation(),
 	}
+	if doc.Paths == nil {
+		return doc.Validate(ctx, opts...)
+	}
+	rest := openapi3.NewPaths()
+	rest.Extensions, rest.Origin = doc.Paths.Extensions, doc.Paths.Origin
+	var aside []string
+	seen := map[string]bool{}
+	for _, p := range doc.Paths.Keys() {
+		shape := templateVariable.ReplaceAllString(p, "{}")
+		if seen[shape] {
+			aside = append(aside, p)
+			continue
+		}
+		seen[shape] = true
+		rest.Set(p, doc.Paths.Value(p))
+	}
+	if len(aside) == 0 {
+		return doc.Validate(ctx, opts...)
+	}
+	all := doc.Paths
+	doc.Paths = rest
 	err := doc.Validate(ctx, opts...)
-	if err == nil {
-		return nil
-	}
-	errs := openapi3.MultiError{err}
-	if me, ok := err.(openapi3.MultiError); ok {
-		errs = me
+	doc.Paths = all
+	if err != nil {
+		return err
 	}
 	if doc.IsOpenAPI31OrLater() {
 		opts = append(opts, openapi3.IsOpenAPI31OrLater())
@@ -161,27 +182,16 @@ func validate(ctx context.Context, doc *openapi3.T) error {
 	if doc.IsOpenAPI32OrLater() {
 		opts = append(opts, openapi3.IsOpenAPI32OrLater())
 	}
-	var left openapi3.MultiError
-	for _, e := range errs {
-		var conflict *openapi3.ConflictingPathsError
-		if !errors.As(e, &conflict) {
-			left = append(left, e)
-			continue
-		}
-		// Path1 is the one whose operations were skipped.
-		alone := openapi3.NewPaths(openapi3.WithPath(conflict.Path1, doc.Paths.Value(conflict.Path1)))
-		if err := alone.Validate(ctx, opts...); err != nil {
-			left = append(left, fmt.Errorf("invalid paths: %w", err))
+	for _, p := range aside {
+		if err := openapi3.NewPaths(openapi3.WithPath(p, all.Value(p))).Validate(ctx, opts...); err != nil {
+			return fmt.Errorf("invalid paths: %w", err)
 		}
 	}
-	switch len(left) {
-	case 0:
-		return nil
-	case 1:
-		return left[0]
-	}
-	return fmt.Errorf("%w (and %d more problems)", left[0], len(left)-1)
+	return nil
 }
+
+// templateVariable is a variable of a path template.
+var templateVariable = regexp.MustCompile(`\{[^{}]*\}`)
 
 // read returns the bytes at location, at most opt.MaxSize of them, and the
 // URL relative references resolve against.

@@ -179,9 +179,15 @@ paths:
 	if got := strings.Join(toolNames(t, doc, Options{Prefix: "p"}), " "); got != "p_getThing p_deleteThing" {
 		t.Errorf("tools %s", got)
 	}
+	// The rest of the document is still validated.
+	noVersion := dir + "/noversion.yaml"
+	writeSpec(t, noVersion, strings.Replace(spec(`{name: zname, in: path, required: true, schema: {type: string}}`), `version: "1"`, `version: ""`, 1))
+	if _, err := Load(context.Background(), noVersion, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "version") {
+		t.Errorf("info without a version: %v", err)
+	}
 	for name, tc := range map[string]struct{ param, want string }{
 		"undeclared.yaml": {`{name: other, in: path, required: true, schema: {type: string}}`, "must define exactly all path parameters"},
-		"badin.yaml":      {`{name: zname, in: body, required: true, schema: {type: string}}`, `parameter can't have 'in' value "body"`},
+		"optional.yaml":   {`{name: zname, in: path, schema: {type: string}}`, `path parameter "zname" must be required`},
 	} {
 		p := dir + "/" + name
 		writeSpec(t, p, spec(tc.param))
