@@ -173,6 +173,9 @@ func validate(ctx context.Context, doc *openapi3.T) error {
 	doc.Paths = rest
 	err := doc.Validate(ctx, opts...)
 	doc.Paths = all
+	for _, p := range rest.Keys() {
+		all.Set(p, rest.Value(p)) // Validate gives a null path item an empty one
+	}
 	if err != nil {
 		return err
 	}
