@@ -5,6 +5,7 @@
 //
 //	go run ./bench -clients 32 -duration 10s
 //	go run ./bench -scenario cache -clients 32 -duration 10s   (cachehit.go)
+//	go run ./bench -scenario openapi|openapi-spec -duration 5s  (openapi.go)
 //
 // The gateway runs in this process (caddy.Load of a Caddyfile, as
 // `caddy run` does) unless -url points at a running one.
@@ -42,12 +43,21 @@ func main() {
 	url := flag.String("url", "", "measure a running gateway's get-user tool instead of starting one")
 	version := flag.String("protocol", "2025-11-25", "MCP protocol version the sessions negotiate")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the gateway phase to this file")
-	scenario := flag.String("scenario", "db", "db: gateway vs direct pgx; cache: cache hits vs Caddy's respond (cachehit.go)")
+	scenario := flag.String("scenario", "db", "db: gateway vs direct pgx; cache: cache hits vs Caddy's respond (cachehit.go); openapi: an OpenAPI tool vs Caddy's reverse_proxy; openapi-spec: a large document as a source (openapi.go)")
+	spec := flag.String("spec", defaultSpec(), "openapi-spec scenario: the document to load")
 	hot := flag.Int("hot", 100, "cache scenario: distinct keys called")
 	scripts := flag.Bool("scripts", false, "run the script scenarios (scripts.go) instead")
 	flag.Parse()
 
 	ctx := context.Background()
+	switch *scenario { // no database needed
+	case "openapi":
+		runOpenAPIBench(ctx, *clients, *duration, *version)
+		return
+	case "openapi-spec":
+		runSpecBench(ctx, *spec, *duration, *version)
+		return
+	}
 	db, err := pgxpool.New(ctx, *dsn)
 	check(err)
 	check(setup(ctx, db, *rows))

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"bufio"
 	"encoding/base64"
 	"encoding/json"
 	"os"
@@ -115,5 +116,73 @@ func TestScriptsTypeScriptSDK(t *testing.T) {
 	}
 	if r := run.Steps[2].Result; r == nil || !strings.Contains(r.Content[0]["text"].(string), `"customer":"Grace Hopper"`) {
 		t.Errorf("order-summary through the SDK: %s", out)
+	}
+}
+
+// The OpenAPI example runs as its README says: its own upstream program
+// (built and started here, on a free port instead of 9082) behind the
+// example's Caddyfile; the tools call it with the operator's token.
+func TestExamplesOpenAPI(t *testing.T) {
+	t.Chdir("..")
+	const token = "example-test-token"
+	t.Setenv("BOOKSHELF_TOKEN", token)
+	bin := filepath.Join(t.TempDir(), "bookshelf")
+	if out, err := exec.Command("go", "build", "-o", bin, "./examples/openapi/upstream").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./examples/openapi/upstream: %v\n%s", err, out)
+	}
+	up := exec.Command(bin, "-listen", "127.0.0.1:0")
+	stdout, err := up.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = up.Process.Kill(); _ = up.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	base, ok := strings.CutPrefix(strings.TrimSpace(line), "bookshelf: serving ")
+	if err != nil || !ok {
+		t.Fatalf("the upstream said %q (%v)", line, err)
+	}
+
+	cfg := exampleCaddyfile(t, "examples/openapi/Caddyfile", "http://localhost:8082")
+	if strings.Count(cfg, "base_url http://127.0.0.1:9082/api") != 1 {
+		t.Fatalf("examples/openapi/Caddyfile: no base_url http://127.0.0.1:9082/api to point at the test's upstream")
+	}
+	g := startGateway(t, strings.Replace(cfg, "http://127.0.0.1:9082/api", base, 1))
+	s := g.rawSession(t, "2025-06-18")
+
+	list, _ := s.post(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	var tools struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	_ = json.Unmarshal(list.Result, &tools)
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if got := strings.Join(names, " "); got != "books_addBook books_getBook books_listBooks" {
+		t.Errorf("tools/list: %s (deleteBook is tagged admin, which the example excludes)", got)
+	}
+
+	found := s.call(t, "books_listBooks", map[string]any{"tag": []string{"mathematics", "computing"}}).tool(t)
+	if got := string(found.StructuredContent["books"]); !strings.Contains(got, `"title":"Gödel, Escher, Bach"`) || strings.Contains(got, "Knuth") {
+		t.Errorf("listBooks with two tags: %s", got)
+	}
+	added := s.call(t, "books.addBook", map[string]any{"body": map[string]any{"title": "Flatland", "author": "Edwin A. Abbott", "year": 1884}}).tool(t)
+	if string(added.StructuredContent["id"]) != "4" || string(added.StructuredContent["title"]) != `"Flatland"` {
+		t.Errorf("addBook: %+v", added.StructuredContent)
+	}
+	if got := s.call(t, "getBook", map[string]any{"bookId": 4}).tool(t); string(got.StructuredContent["author"]) != `"Edwin A. Abbott"` {
+		t.Errorf("getBook 4: %+v", got.StructuredContent)
+	}
+	if r := s.call(t, "books_getBook", map[string]any{"bookId": 99}); r.Error == nil || r.Error.Code != -32000 ||
+		!strings.Contains(r.Error.Message, `HTTP 404 Not Found: {"message":"no book 99"}`) {
+		t.Errorf("getBook 99: %+v", r.Error)
+	}
+	if r := s.call(t, "books_getBook", map[string]any{"bookId": 0}); r.Error == nil || !strings.Contains(r.Error.Message, `input "bookId"`) {
+		t.Errorf("getBook 0 (below the document's minimum): %+v", r.Error)
 	}
 }

@@ -150,3 +150,57 @@ func TestLoadRefusesWhatIsNotADocument(t *testing.T) {
 		t.Error("absent file loaded")
 	}
 }
+
+// TestLoadPathsDifferingInVariableNames: two path templates that differ
+// only in their variables' names (as in GitHub's document) load, each
+// operation a tool; the operations of the second path are still
+// validated, so a broken one there fails the load.
+func TestLoadPathsDifferingInVariableNames(t *testing.T) {
+	dir := t.TempDir()
+	spec := func(second string) string {
+		return `openapi: 3.0.3
+info: {title: x, version: "1"}
+paths:
+  /things/{id}:
+    get:
+      operationId: getThing
+      parameters: [{name: id, in: path, required: true, schema: {type: integer}}]
+      responses: {"200": {description: ok}}
+  /things/{zname}:
+    delete:
+      operationId: deleteThing
+      parameters: [` + second + `]
+      responses: {"204": {description: gone}}
+`
+	}
+	good := dir + "/good.yaml"
+	writeSpec(t, good, spec(`{name: zname, in: path, required: true, schema: {type: string}}`))
+	doc := load(t, good)
+	if got := strings.Join(toolNames(t, doc, Options{Prefix: "p"}), " "); got != "p_getThing p_deleteThing" {
+		t.Errorf("tools %s", got)
+	}
+	// The rest of the document is still validated.
+	noVersion := dir + "/noversion.yaml"
+	writeSpec(t, noVersion, strings.Replace(spec(`{name: zname, in: path, required: true, schema: {type: string}}`), `version: "1"`, `version: ""`, 1))
+	if _, err := Load(context.Background(), noVersion, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "version") {
+		t.Errorf("info without a version: %v", err)
+	}
+	for name, tc := range map[string]struct{ param, want string }{
+		"undeclared.yaml": {`{name: other, in: path, required: true, schema: {type: string}}`, "must define exactly all path parameters"},
+		"optional.yaml":   {`{name: zname, in: path, schema: {type: string}}`, `path parameter "zname" must be required`},
+	} {
+		p := dir + "/" + name
+		writeSpec(t, p, spec(tc.param))
+		_, err := Load(context.Background(), p, LoadOptions{})
+		if err == nil || !strings.Contains(err.Error(), p+": invalid document: invalid paths") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want the second path's operation refused", name, err)
+		}
+	}
+}
+
+func writeSpec(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

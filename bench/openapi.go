@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+)
+
+// The OpenAPI scenarios.
+//
+// -scenario openapi: in one Caddy, a tool of an OpenAPI source proxying a
+// GET to a local upstream, next to Caddy's own `reverse_proxy` to the same
+// upstream, driven by the same clients in alternating rounds; the ratio
+// says what the MCP endpoint, the argument checks, the request building
+// and the result encoding cost over a plain proxy.
+//
+// -scenario openapi-spec: a large document (GitHub's REST API, from
+// tests/node after `npm ci`; -spec) loaded as a source: how long Caddy
+// takes to load it, the heap it keeps, and tools/list latency.
+
+// itemsSpec describes the upstream: one GET with a path parameter.
+const itemsSpec = `{"openapi": "3.0.3", "info": {"title": "items", "version": "1"},
+ "paths": {"/items/{id}": {"get": {"operationId": "getItem",
+   "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 1}}],
+   "responses": {"200": {"description": "an item", "content": {"application/json": {"schema": {
+     "type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"},
+     "price": {"type": "number"}, "tags": {"type": "array", "items": {"type": "string"}}}}}}}}}}}}`
+
+// upstreamConns counts the connections the upstream accepted.
+var upstreamConns atomic.Int64
+
+// startItemsUpstream serves GET /v1/items/{id} on a loopback port.
+func startItemsUpstream() (addr string, stop func()) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/items/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.Atoi(r.PathValue("id"))
+		if err != nil {
+			http.Error(w, "bad id", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":%d,"name":"item %d","price":%d.5,"tags":["bench","openapi"]}`, id, id, id%100)
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	srv := &http.Server{Handler: mux, ConnState: func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			upstreamConns.Add(1)
+		}
+	}}
+	go srv.Serve(l)
+	return l.Addr().String(), func() { srv.Close() }
+}
+
+func runOpenAPIBench(ctx context.Context, clients int, d time.Duration, version string) {
+	upstream, stopUpstream := startItemsUpstream()
+	defer stopUpstream()
+	dir, err := os.MkdirTemp("", "edgemcp-bench-")
+	check(err)
+	defer os.RemoveAll(dir)
+	spec := filepath.Join(dir, "items.json")
+	check(os.WriteFile(spec, []byte(itemsSpec), 0o644))
+
+	base := loadSite(freePort(), fmt.Sprintf(`	reverse_proxy /v1/* %s
+	mcp /mcp {
+		source api openapi %s {
+			base_url http://%s/v1
+			retries 0
+		}
+	}`, upstream, spec, upstream))
+	defer caddy.Stop()
+
+	sessions := make([]*session, clients)
+	for i := range sessions {
+		sessions[i], err = openSession(ctx, base+"/mcp", version)
+		check(err)
+	}
+	// One call of each, to check they work and to show the sizes.
+	probe, _, err := sessions[0].post(ctx, itemCallBody(1, 7))
+	check(err)
+	if !bytes.Contains(probe, []byte(`"item 7"`)) {
+		check(fmt.Errorf("api_getItem: %.300s", probe))
+	}
+	client := &http.Client{Transport: transport}
+	direct, err := getItem(ctx, client, base+"/v1/items/7")
+	check(err)
+
+	fmt.Printf("edgemcp openapi bench: %d clients, %s per side, upstream answer %d bytes, MCP answer %d bytes, GOMAXPROCS=%d\n",
+		clients, d, direct, len(probe), runtime.GOMAXPROCS(0))
+	proxy, tool := &stats{}, &stats{}
+	var proxyConns, toolConns int64
+	for range benchRounds {
+		n := upstreamConns.Load()
+		proxy.merge(drive(clients, d/benchRounds, func(r *rand.Rand) error {
+			_, err := getItem(ctx, client, base+"/v1/items/"+strconv.FormatInt(r.Int64N(10000)+1, 10))
+			return err
+		}))
+		proxyConns += upstreamConns.Load() - n
+		n = upstreamConns.Load()
+		tool.merge(drive(clients, d/benchRounds, func(r *rand.Rand) error {
+			s := sessions[r.IntN(clients)]
+			res, _, err := s.post(ctx, itemCallBody(s.seq.Add(1), r.Int64N(10000)+1))
+			if err == nil && !bytes.Contains(res, []byte(`"structuredContent"`)) {
+				err = fmt.Errorf("api_getItem: %.200s", res)
+			}
+			return err
+		}))
+		toolConns += upstreamConns.Load() - n
+	}
+	proxy.print("caddy reverse_proxy")
+	tool.print("edgemcp openapi tool")
+	fmt.Printf("connections the upstream accepted: %d from reverse_proxy, %d from the openapi tool\n", proxyConns, toolConns)
+	fmt.Printf("ratio: openapi tool/reverse_proxy = %.2f\n", tool.rps()/proxy.rps())
+}
+
+func itemCallBody(id, item int64) string {
+	return `{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) +
+		`,"method":"tools/call","params":{"name":"api_getItem","arguments":{"id":` + strconv.FormatInt(item, 10) + `}}}`
+}
+
+// getItem is the proxied GET; it returns the body's size.
+func getItem(ctx context.Context, client *http.Client, url string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	n, err := io.Copy(io.Discard, res.Body)
+	if err == nil && res.StatusCode != http.StatusOK {
+		err = fmt.Errorf("reverse_proxy: HTTP %d", res.StatusCode)
+	}
+	return int(n), err
+}
+
+// runSpecBench loads the document at spec as a source, three times (the
+// first is a cold start of the process's caches), and lists its tools for
+// d from one session.
+func runSpecBench(ctx context.Context, spec string, d time.Duration, version string) {
+	if _, err := os.Stat(spec); err != nil {
+		check(fmt.Errorf("%v: GitHub's document comes with `npm ci` in tests/node (@octokit/openapi), or give -spec", err))
+	}
+	fi, _ := os.Stat(spec)
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	site := fmt.Sprintf(`	mcp /mcp {
+		source gh openapi %s {
+			base_url http://127.0.0.1:9/
+		}
+	}`, spec)
+	port := freePort()
+	before := heap()
+	var loads []time.Duration
+	var heaps []uint64
+	var base string
+	for range 3 {
+		start := time.Now()
+		base = loadSite(port, site)
+		loads = append(loads, time.Since(start))
+		transport.CloseIdleConnections()
+		heaps = append(heaps, heap())
+	}
+	defer caddy.Stop()
+
+	s, err := openSession(ctx, base+"/mcp", version)
+	check(err)
+	list, _, err := s.post(ctx, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	check(err)
+	tools := bytes.Count(list, []byte(`"inputSchema"`))
+	fmt.Printf("edgemcp openapi-spec bench: %s (%d bytes), %d tools, tools/list answer %d bytes, GOMAXPROCS=%d\n",
+		filepath.Base(spec), fi.Size(), tools, len(list), runtime.GOMAXPROCS(0))
+	fmt.Printf("load: %s (first), %s, %s (reloads)\n", round(loads[0]), round(loads[1]), round(loads[2]))
+	fmt.Printf("heap in use (after GC): %.1f MiB before, %.1f MiB after the load (+%.1f MiB), %.1f and %.1f MiB after the reloads\n",
+		mib(before), mib(heaps[0]), mib(heaps[0])-mib(before), mib(heaps[1]), mib(heaps[2]))
+	lists := drive(1, d, func(*rand.Rand) error {
+		res, _, err := s.post(ctx, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		if err == nil && !bytes.HasSuffix(bytes.TrimSpace(res), []byte("}")) {
+			err = fmt.Errorf("tools/list: %.200s", res)
+		}
+		return err
+	})
+	lists.print("tools/list")
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+func round(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+// defaultSpec is GitHub's document where `npm ci` in tests/node puts it.
+func defaultSpec() string {
+	return filepath.Join("tests", "node", "node_modules", "@octokit", "openapi", "generated", "api.github.com.json")
+}
