@@ -60,6 +60,12 @@ func newTestIdP(t testing.TB) *testIdP {
 // ttl < 0 makes an expired token.
 func (idp *testIdP) token(t testing.TB, subject, scope string, extra map[string]any, ttl time.Duration) string {
 	t.Helper()
+	return idp.tokenFor(t, authAudience, subject, scope, extra, ttl)
+}
+
+// tokenFor is token for another audience.
+func (idp *testIdP) tokenFor(t testing.TB, audience, subject, scope string, extra map[string]any, ttl time.Duration) string {
+	t.Helper()
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: idp.key},
 		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "auth-test"))
 	if err != nil {
@@ -71,7 +77,7 @@ func (idp *testIdP) token(t testing.TB, subject, scope string, extra map[string]
 		claims[k] = v
 	}
 	tok, err := jwt.Signed(signer).Claims(jwt.Claims{
-		Issuer: authIssuer, Subject: subject, Audience: jwt.Audience{authAudience},
+		Issuer: authIssuer, Subject: subject, Audience: jwt.Audience{audience},
 		IssuedAt: jwt.NewNumericDate(now.Add(-time.Minute)), Expiry: jwt.NewNumericDate(now.Add(ttl)),
 	}).Claims(claims).Serialize()
 	if err != nil {
