@@ -1,0 +1,56 @@
+package caddymodule
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// FuzzCaddyfile adapts arbitrary text inside an mcp block: the parser
+// never panics, and a refusal names the Caddyfile and a line.
+func FuzzCaddyfile(f *testing.F) {
+	for _, s := range []string{
+		"connector db postgres {env.DB} {\n\tread_only\n\tmax_conns 4\n}",
+		"tool t {\n\tdescription \"x\"\n\tuse db\n\tstatement \"SELECT {{ inputs.a }}\"\n\tinput a int required\n}",
+		"rate_limit 5 per 1m by ip", "cache {\n\tmax_size 1MiB\n}", "source s openapi x {\n\tcache 1s respect\n}",
+		"auth k api_key {\n\tkey abc\n}", "tool t {\n\tinput a array<array<int>> default [[1]]\n}", "}", "{", "\"", "<<SQL\n",
+	} {
+		f.Add(s)
+	}
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	f.Fuzz(func(t *testing.T, body string) {
+		src := ":8080 {\n\tmcp {\n" + body + "\n\t}\n}\n"
+		_, _, err := adapter.Adapt([]byte(src), map[string]any{"filename": "Caddyfile"})
+		// The mcp directive's own refusals name the file and line (Caddy's
+		// tokenizer and site checks word theirs as they do).
+		if err != nil && strings.Contains(err.Error(), "parsing caddyfile tokens for 'mcp'") && !strings.Contains(err.Error(), "Caddyfile:") {
+			t.Fatalf("an error without its file and line: %v", err)
+		}
+	})
+}
+
+// FuzzInspectCall reads arbitrary request bodies as the endpoint does
+// before anything else: it never panics, and a tools/call it recognizes
+// carries the name the body gave.
+func FuzzInspectCall(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":1}}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"nope"}}`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/call"}`, `{"method":"tools/call","id":1,"params":{"arguments":[1]}}`,
+		`[{"jsonrpc":"2.0"}]`, `{"id":1e999,"method":"tools/call"}`, ``, `{`,
+	} {
+		f.Add(s)
+	}
+	h, _ := unitHandler(f, &pipeline.Tool{Name: "echo", Executor: pipeline.ExecutorFunc(nil)})
+	f.Fuzz(func(t *testing.T, body string) {
+		r := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
+		st := h.inspectCall([]byte(body), r)
+		if st != nil && strings.Contains(body, `"tools/call"`) && !strings.Contains(body, `"`+st.name+`"`) && st.name != "" {
+			t.Fatalf("call state names %q, not in %s", st.name, body)
+		}
+	})
+}
