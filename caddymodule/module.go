@@ -175,6 +175,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if t.Auth, err = h.toolAuth(tc); err != nil {
 			return err
 		}
+		if err := checkIdentityValues(t); err != nil {
+			return err
+		}
 		if err := h.attachScripts(ctx, t, tc, scripts, repl); err != nil {
 			return err
 		}

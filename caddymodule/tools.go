@@ -94,3 +94,26 @@ func inputSpec(ic InputConfig) pipeline.InputSpec {
 		Default: ic.Default, Enum: ic.Enum, Description: ic.Description,
 	}
 }
+
+// identityValues are the identity values ({{ auth.subject }},
+// {{ auth.claims.x }}) a tool's statement binds, sorted; nil for none.
+func identityValues(t *pipeline.Tool) []string {
+	switch x := t.Executor.(type) {
+	case *pipeline.DBExecutor:
+		return x.Statement.IdentityValues()
+	case *pipeline.CommandExecutor:
+		return x.Command.IdentityValues()
+	}
+	return nil
+}
+
+// checkIdentityValues refuses, at load, a tool whose statement reads the
+// caller's identity but that has no auth provider to verify one (README,
+// Statement templates): every call would fail.
+func checkIdentityValues(t *pipeline.Tool) error {
+	vals := identityValues(t)
+	if len(vals) == 0 || t.Auth != nil {
+		return nil
+	}
+	return fmt.Errorf("tool %q: the statement binds the caller's identity (%s) but the tool has no auth provider: give it an auth block or set default_auth", t.Name, strings.Join(vals, ", "))
+}

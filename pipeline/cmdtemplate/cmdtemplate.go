@@ -238,7 +238,7 @@ func (c *Command) Name() string {
 // IdentityValues lists the identity values the command uses
 // (auth.subject, auth.claims.x), sorted; nil when none.
 func (c *Command) IdentityValues() []string {
-	if len(c.auth) == 0 {
+	if c == nil || len(c.auth) == 0 {
 		return nil
 	}
 	out := make([]string, 0, len(c.auth))

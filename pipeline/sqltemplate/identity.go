@@ -104,7 +104,7 @@ func (s *Statement) authValue(name string, id *Identity) (any, error) {
 // (auth.subject, auth.claims.x), sorted; nil when it binds none. Tools
 // that bind any need an auth provider and a per-identity cache.
 func (s *Statement) IdentityValues() []string {
-	if len(s.auth) == 0 {
+	if s == nil || len(s.auth) == 0 {
 		return nil
 	}
 	out := make([]string, 0, len(s.auth))
