@@ -29,9 +29,15 @@ func (d *DBExecutor) Execute(ctx context.Context, call *Call) (*Result, error) {
 		return nil, renderFailure(err)
 	}
 	qctx, end := ObserveQuery(ctx, call, QueryInfo{System: d.Connector.Dialect().String(), Statement: d.Statement.Text()})
-	rows, err := d.Connector.Query(qctx, sql, args)
+	rows, err := d.Connector.Query(WithCaller(qctx, call.Identity), sql, args)
 	end(err)
 	if err != nil {
+		var pe *Error
+		if errors.As(err, &pe) && pe.Stage == StageAuth {
+			// A connector that hands the caller to the database (Postgres
+			// claims_setting, role_claim) found the identity unfit.
+			return nil, pe
+		}
 		return nil, Fail(StageExecution, err, "query failed: %s", safeMessage(err, "database error"))
 	}
 	return &Result{Value: rows}, nil
@@ -56,4 +62,22 @@ func renderFailure(err error) *Error {
 		return Fail(StageAuth, err, "%s", err.Error())
 	}
 	return Fail(StageValidation, err, "%s", err.Error())
+}
+
+type callerKey struct{}
+
+// WithCaller gives the connector the verified caller of the call, for
+// connectors that pass it to the database (README, Database safety:
+// claims_setting, role_claim). id may be nil.
+func WithCaller(ctx context.Context, id *Identity) context.Context {
+	if id == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, callerKey{}, id)
+}
+
+// Caller is the verified caller WithCaller put in ctx, or nil.
+func Caller(ctx context.Context) *Identity {
+	id, _ := ctx.Value(callerKey{}).(*Identity)
+	return id
 }
