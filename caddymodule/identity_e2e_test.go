@@ -295,3 +295,140 @@ func TestIdentityValuesRefusedAtLoad(t *testing.T) {
 		t.Fatalf("with default_auth: %v", err)
 	}
 }
+
+// TestClaimsSettingEndToEnd: a Postgres connector with claims_setting, as
+// a role that does not own the table, serves one tool whose statement has
+// no filter at all: the row-level security policy, reading the verified
+// claims, gives each caller its tenant's rows, concurrently and with the
+// cache on. role_claim switches to a listed role; a caller cannot pass the
+// tenant, and a call without a token fails authentication.
+func TestClaimsSettingEndToEnd(t *testing.T) {
+	idp := newTestIdP(t)
+	conn := testservices.PostgresConn(t)
+	role := testservices.Name("edgemcp_rls")
+	testservices.PostgresExec(t, conn, "CREATE ROLE "+role+" LOGIN NOSUPERUSER NOBYPASSRLS")
+	t.Cleanup(func() { _, _ = conn.Exec(context.Background(), "DROP ROLE IF EXISTS "+role) })
+	schema := testservices.PostgresSchema(t, conn)
+	table := schema + ".docs"
+	for _, q := range []string{
+		"CREATE TABLE " + table + " (id int PRIMARY KEY, tenant text NOT NULL, title text NOT NULL)",
+		"INSERT INTO " + table + " VALUES (1, 'acme', 'a1'), (2, 'acme', 'a2'), (3, 'globex', 'g1')",
+		"ALTER TABLE " + table + " ENABLE ROW LEVEL SECURITY",
+		"CREATE POLICY tenant_rows ON " + table + " USING (tenant = current_setting('request.jwt.claims', true)::json->>'tenant')",
+		"GRANT USAGE ON SCHEMA " + schema + " TO " + role,
+		"GRANT SELECT ON " + table + " TO " + role,
+	} {
+		testservices.PostgresExec(t, conn, q)
+	}
+	caddyfile := func(extra string) string {
+		return fmt.Sprintf(`SITE {
+	mcp /mcp {
+		auth sso jwt {
+			jwks_url %s
+			issuer %s
+			audience %s
+		}
+		connector app postgres %q {
+			read_only
+			claims_setting request.jwt.claims
+		}
+		connector admin postgres %q {
+			read_only
+			claims_setting request.jwt.claims
+			role_claim db_role
+			roles %s
+		}
+		cache {
+			default_ttl 1m
+		}
+		tool docs {
+			description "The caller's documents"
+			use app
+			statement "SELECT title FROM %s ORDER BY id"
+			auth sso
+		}
+		tool docs-as-role {
+			description "The caller's documents, as the role its token names"
+			use admin
+			statement "SELECT current_user::text AS title FROM %s ORDER BY id"
+			auth sso
+		}
+		%s
+	}
+}`, idp.jwks.URL, authIssuer, authAudience, testservices.PostgresURLWith(t, "user", role), postgresURL(t), role, table, table, extra)
+	}
+	g := startGateway(t, caddyfile(""))
+	acme := idp.token(t, "alice", "", map[string]any{"tenant": "acme", "db_role": role}, time.Hour)
+	globex := idp.token(t, "bob", "", map[string]any{"tenant": "globex", "db_role": "postgres"}, time.Hour)
+
+	var wg sync.WaitGroup
+	errs := make(chan string, 100)
+	for range 2 { // the second round is served from the cache
+		for range 4 {
+			for _, c := range []struct {
+				token string
+				want  []string
+			}{{acme, []string{"a1", "a2"}}, {globex, []string{"g1"}}} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := callAs(t, g.rawSession(t, "2025-11-25"), c.token, "docs", nil)
+					if r.Error != nil {
+						errs <- fmt.Sprintf("docs: %+v", r.Error)
+					} else if got := titles(t, r); !slices.Equal(got, c.want) {
+						errs <- fmt.Sprintf("docs: %q, want %q", got, c.want)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+
+	s := g.rawSession(t, "2025-11-25")
+	if got := titles(t, callAs(t, s, acme, "docs-as-role", nil)); !slices.Equal(got, []string{role, role}) {
+		t.Errorf("docs-as-role: %q", got)
+	}
+	r := callAs(t, s, globex, "docs-as-role", nil)
+	if r.Error == nil || r.Error.Code != -32000 || r.Error.Message != `authentication: claim "db_role" names a role the connector does not allow` {
+		t.Errorf("a role not listed: %+v", r.Error)
+	}
+	r = callAs(t, s, acme, "docs", map[string]any{"tenant": "globex"})
+	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, `input "tenant": unknown input`) {
+		t.Errorf("tenant as an argument: %+v", r.Error)
+	}
+	r = callAs(t, s, "", "docs", nil)
+	if r.Error == nil || r.Error.Code != -32000 || !strings.HasPrefix(r.Error.Message, "authentication") {
+		t.Errorf("without a token: %+v", r.Error)
+	}
+
+	for _, tc := range []struct{ name, extra, want string }{
+		{"no auth provider", `tool anon {
+			description "x"
+			use app
+			statement "SELECT 1 AS x"
+		}`, `tool "anon": the statement binds the caller's identity (auth.claims (claims_setting request.jwt.claims)) but the tool has no auth provider`},
+		{"cache shared", `tool shared {
+			description "x"
+			use app
+			statement "SELECT 1 AS x"
+			auth sso
+			cache shared 1m
+		}`, `tool "shared": cache shared: the statement binds the caller's identity`},
+		{"set_config in an operator's statement", `tool sneaky {
+			description "x"
+			use app
+			statement "SELECT set_config('request.jwt.claims', '{\"tenant\":\"globex\"}', true) AS x"
+			auth sso
+		}`, `calls set_config()`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := g.load(caddyfile(tc.extra)); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("load: %v\nwant %q", err, tc.want)
+			}
+		})
+	}
+}

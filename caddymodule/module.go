@@ -139,6 +139,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if strings.TrimSpace(expanded.DSN) == "" {
 			return fmt.Errorf("connector %q: empty dsn (is the environment variable set?)", c.Name)
 		}
+		if err := validateConnectorIdentity(c); err != nil {
+			return err
+		}
 		if ref, key, ok, err := acquireCommandConnector(expanded); ok {
 			if err != nil {
 				return err

@@ -63,6 +63,7 @@ func buildTool(tc ToolConfig, conns map[string]connectorRef, repl *caddy.Replace
 	}
 	t.Executor = &pipeline.DBExecutor{Connector: ref.conn, Statement: stmt}
 	t.Source = tc.Use
+	t.FromIdentity = append(stmt.IdentityValues(), connectorIdentity(ref.config)...)
 	if ref.conn.ReadOnly() {
 		// The database refuses writes, so the hint is a fact.
 		yes := true
@@ -95,25 +96,25 @@ func inputSpec(ic InputConfig) pipeline.InputSpec {
 	}
 }
 
-// identityValues are the identity values ({{ auth.subject }},
-// {{ auth.claims.x }}) a tool's statement binds, sorted; nil for none.
-func identityValues(t *pipeline.Tool) []string {
-	switch x := t.Executor.(type) {
-	case *pipeline.DBExecutor:
-		return x.Statement.IdentityValues()
-	case *pipeline.CommandExecutor:
-		return x.Command.IdentityValues()
+// connectorIdentity is what a connector hands the database of the caller
+// (README "Database safety"), as `caddy mcp tools` and errors show it.
+func connectorIdentity(c ConnectorConfig) []string {
+	var out []string
+	if c.ClaimsSetting != "" {
+		out = append(out, "auth.claims (claims_setting "+c.ClaimsSetting+")")
 	}
-	return nil
+	if c.RoleClaim != "" {
+		out = append(out, "auth.claims."+c.RoleClaim+" (role_claim)")
+	}
+	return out
 }
 
 // checkIdentityValues refuses, at load, a tool whose statement reads the
 // caller's identity but that has no auth provider to verify one (README,
 // Statement templates): every call would fail.
 func checkIdentityValues(t *pipeline.Tool) error {
-	vals := identityValues(t)
-	if len(vals) == 0 || t.Auth != nil {
+	if len(t.FromIdentity) == 0 || t.Auth != nil {
 		return nil
 	}
-	return fmt.Errorf("tool %q: the statement binds the caller's identity (%s) but the tool has no auth provider: give it an auth block or set default_auth", t.Name, strings.Join(vals, ", "))
+	return fmt.Errorf("tool %q: the statement binds the caller's identity (%s) but the tool has no auth provider: give it an auth block or set default_auth", t.Name, strings.Join(t.FromIdentity, ", "))
 }
