@@ -185,6 +185,9 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if err := h.checkScriptTools(); err != nil {
 		return err
 	}
+	if err := h.checkIdentityAtAdapt(); err != nil {
+		return err
+	}
 	return checkStatementsAtAdapt(h)
 }
 

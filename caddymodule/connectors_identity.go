@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
@@ -69,6 +70,33 @@ func validateConnectorIdentity(c ConnectorConfig) error {
 	}
 	if i := slices.Index(c.Roles, ""); i >= 0 {
 		return fmt.Errorf("connector %q: roles: empty role name", c.Name)
+	}
+	return nil
+}
+
+// checkIdentityAtAdapt refuses in `caddy adapt` what the load would refuse
+// (checkIdentityValues, cachePolicy) of a tool taking values from the
+// caller's identity: no auth provider, or `cache shared`.
+func (h *Handler) checkIdentityAtAdapt() error {
+	conns := make(map[string]ConnectorConfig, len(h.Connectors))
+	for _, c := range h.Connectors {
+		conns[c.Name] = c
+	}
+	for _, t := range h.Tools {
+		c, ok := conns[t.Use]
+		if !ok {
+			continue
+		}
+		vals := statementIdentity(t.Statement, c)
+		if len(vals) == 0 {
+			continue
+		}
+		if t.Auth == nil && h.DefaultAuth == nil {
+			return fmt.Errorf("tool %q: the statement binds the caller's identity (%s) but the tool has no auth provider: give it an auth block or set default_auth, at %s", t.Name, strings.Join(vals, ", "), t.statementAt)
+		}
+		if t.Cache != nil && t.Cache.Shared {
+			return fmt.Errorf("tool %q: cache shared: the statement binds the caller's identity (%s), so its results differ per caller and cannot be shared; drop \"shared\" (results are then cached per identity), at %s", t.Name, strings.Join(vals, ", "), t.statementAt)
+		}
 	}
 	return nil
 }

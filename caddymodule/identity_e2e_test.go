@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
+
 	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
@@ -430,5 +432,44 @@ func TestClaimsSettingEndToEnd(t *testing.T) {
 				t.Fatalf("load: %v\nwant %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestIdentityValuesRefusedAtProvision: a JSON config skips the
+// Caddyfile's adapt-time checks; Provision refuses the same misuses.
+func TestIdentityValuesRefusedAtProvision(t *testing.T) {
+	g := startGateway(t, `SITE {
+	mcp /mcp {
+		connector lite sqlite ":memory:"
+	}
+}`)
+	load := func(connector, tool string) error {
+		cfg := fmt.Sprintf(`{"admin":{"disabled":true},"apps":{"http":{"servers":{"srv0":{"listen":["127.0.0.1:%d"],"routes":[{"handle":[
+			{"handler":"mcp",
+			 "auth":[{"name":"sso","provider":{"provider":"jwt","secret":"0123456789abcdef0123456789abcdef","audience":["x"]}}],
+			 "connectors":[%s],
+			 "tools":[%s]}]}]}}}}}`, g.port, connector, tool)
+		return caddy.Load([]byte(cfg), true)
+	}
+	lite := `{"name":"lite","type":"sqlite","dsn":":memory:"}`
+	for _, tc := range []struct{ name, connector, tool, want string }{
+		{"no auth provider", lite, `{"name":"t","description":"d","use":"lite","statement":"SELECT {{ auth.subject }} AS s"}`,
+			`tool "t": the statement binds the caller's identity (auth.subject) but the tool has no auth provider`},
+		{"cache shared", lite, `{"name":"t","description":"d","use":"lite","statement":"SELECT {{ auth.subject }} AS s","auth":{"use":"sso"},"cache":{"ttl":60000000000,"shared":true}}`,
+			`tool "t": cache shared: the statement binds the caller's identity (auth.subject)`},
+		{"claims_setting on sqlite", `{"name":"lite","type":"sqlite","dsn":":memory:","claims_setting":"request.jwt.claims"}`, `{"name":"t","description":"d","use":"lite","statement":"SELECT 1 AS s"}`,
+			`connector "lite": claims_setting, role_claim and roles are for connectors that hand the caller to the database (postgres), not sqlite`},
+		{"roles without role_claim", `{"name":"pg","type":"postgres","dsn":"postgres://x@127.0.0.1:1/x","roles":["a"]}`, `{"name":"t","description":"d","use":"pg","statement":"SELECT 1 AS s"}`,
+			`connector "pg": roles needs role_claim <claim>`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := load(tc.connector, tc.tool); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("load: %v\nwant %q", err, tc.want)
+			}
+		})
+	}
+	// The same tool with an auth provider and a per-caller cache loads.
+	if err := load(lite, `{"name":"t","description":"d","use":"lite","statement":"SELECT {{ auth.subject }} AS s","auth":{"use":"sso"},"cache":{"ttl":60000000000}}`); err != nil {
+		t.Fatalf("valid config: %v", err)
 	}
 }
