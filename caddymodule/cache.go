@@ -162,6 +162,9 @@ func cachePolicy(t *pipeline.Tool, tc *ToolCacheConfig, block *CacheConfig) (*pi
 	if ttl <= 0 {
 		return nil, fmt.Errorf("tool %q: cache shared needs a ttl (cache shared <ttl>) or default_ttl in the cache block", t.Name)
 	}
+	if vals := t.FromIdentity; tc.Shared && len(vals) > 0 {
+		return nil, fmt.Errorf("tool %q: cache shared: the statement binds the caller's identity (%s), so its results differ per caller and cannot be shared; drop \"shared\" (results are then cached per identity)", t.Name, strings.Join(vals, ", "))
+	}
 	return &pipeline.CachePolicy{TTL: ttl, Shared: tc.Shared}, nil
 }
 

@@ -203,6 +203,9 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if err := h.checkScriptTools(); err != nil {
 		return err
 	}
+	if err := h.checkIdentityAtAdapt(); err != nil {
+		return err
+	}
 	return checkStatementsAtAdapt(h)
 }
 
@@ -268,9 +271,16 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 			if err := oneArg(d, &c.Seed); err != nil {
 				return c, err
 			}
+		case "claims_setting", "role_claim", "roles":
+			if err := parseConnectorIdentity(d, &c, sub); err != nil {
+				return c, err
+			}
 		default:
 			return c, d.Errf("connector %q: unrecognized sub-directive %q", c.Name, sub)
 		}
+	}
+	if err := checkConnectorIdentity(d, c); err != nil {
+		return c, err
 	}
 	if dropDefaultAt != nil && !c.ReadOnly {
 		return c, dropDefaultAt

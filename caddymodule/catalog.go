@@ -139,6 +139,15 @@ func toolBadges(t *pipeline.Tool) []badge {
 	if t.Auth != nil {
 		out = append(out, badge{"auth", "auth", "Calls need credentials accepted by the gateway"})
 	}
+	if len(t.FromIdentity) > 0 {
+		// Names only: "auth.claims (claims_setting x)" is shown as
+		// auth.claims, the page names no connector setting.
+		names := make([]string, len(t.FromIdentity))
+		for i, v := range t.FromIdentity {
+			names[i], _, _ = strings.Cut(v, " (")
+		}
+		out = append(out, badge{"identity", "auth", "Uses the caller's verified identity, never an argument: " + strings.Join(names, ", ")})
+	}
 	if c := t.Cache; c != nil && c.TTL > 0 {
 		scope := "per caller"
 		if c.Shared || t.Auth == nil {

@@ -64,7 +64,8 @@ func TestCatalogRender(t *testing.T) {
 	inputs, _ := pipeline.NewInputSet([]*pipeline.Input{limit})
 	engine, err := pipeline.NewEngine([]*pipeline.Tool{
 		{Name: "secured", Title: "Secured tool", Description: `Reads <script>alert("x")</script> rows`, Inputs: inputs,
-			Auth: anyCaller{}, Annotations: pipeline.Annotations{ReadOnly: &yes, Idempotent: &yes}, Executor: nopExecutor{}},
+			Auth: anyCaller{}, Annotations: pipeline.Annotations{ReadOnly: &yes, Idempotent: &yes}, Executor: nopExecutor{},
+			FromIdentity: []string{"auth.claims.tenant", "auth.subject", "auth.claims (claims_setting request.jwt.claims)"}},
 		{Name: "proxied", Description: "From a spec", Executor: nopExecutor{},
 			InputSchema: []byte(`{"type":"object","properties":{"q":{"type":"string","description":"Query"},"n":{"type":"integer","enum":[1,2]}},"required":["q"]}`),
 			Annotations: pipeline.Annotations{Destructive: &yes}},
@@ -84,6 +85,7 @@ func TestCatalogRender(t *testing.T) {
 	for _, want := range []string{
 		"render-test", "v9.9.9", "http://gw.example/mcp", "2 tools",
 		`id="tool-secured"`, "Secured tool", `badge-auth`, ">auth<", ">read-only<", ">idempotent<",
+		">identity<", "never an argument: auth.claims.tenant, auth.subject, auth.claims\"",
 		"Reads &lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; rows", "At most &lt;b&gt;this&lt;/b&gt; many",
 		`<span class="type">int</span>`, "default <code>7</code>",
 		`id="tool-proxied"`, ">destructive<", "<code>q</code>", `<span class="type">string</span>`, "Query",

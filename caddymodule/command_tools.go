@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +14,8 @@ import (
 
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
+
+	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
 )
 
 // `caddy mcp tools` reads a config the way `caddy adapt` does and lists the
@@ -86,16 +89,19 @@ type connectorListing struct {
 }
 
 type toolListing struct {
-	Name        string                     `json:"name"`
-	Title       string                     `json:"title,omitempty"`
-	Description string                     `json:"description"`
-	Connector   string                     `json:"connector,omitempty"`
-	Type        string                     `json:"connector_type,omitempty"`
-	Inputs      []InputConfig              `json:"inputs"`
-	Annotations []string                   `json:"annotations,omitempty"`
-	Cache       string                     `json:"cache,omitempty"`
-	Auth        string                     `json:"auth,omitempty"`
-	Settings    map[string]json.RawMessage `json:"settings,omitempty"`
+	Name        string        `json:"name"`
+	Title       string        `json:"title,omitempty"`
+	Description string        `json:"description"`
+	Connector   string        `json:"connector,omitempty"`
+	Type        string        `json:"connector_type,omitempty"`
+	Inputs      []InputConfig `json:"inputs"`
+	Annotations []string      `json:"annotations,omitempty"`
+	Cache       string        `json:"cache,omitempty"`
+	Auth        string        `json:"auth,omitempty"`
+	// FromIdentity is what the statement takes from the caller's verified
+	// identity rather than from the arguments (README, Statement templates).
+	FromIdentity []string                   `json:"from_identity,omitempty"`
+	Settings     map[string]json.RawMessage `json:"settings,omitempty"`
 }
 
 // Keys of the handler and tool JSON that the listing shows in its own
@@ -204,7 +210,9 @@ func endpointOf(raw json.RawMessage) (endpointListing, error) {
 		e.Name = defaultServerName
 	}
 	connTypes := map[string]string{}
+	connCfg := map[string]ConnectorConfig{}
 	for _, c := range h.Connectors {
+		connCfg[c.Name] = c
 		cl := connectorListing{Name: c.Name, Type: c.Type, ReadOnly: c.ReadOnly, MaxConns: c.MaxConns, MaxRows: c.MaxRows}
 		if c.StatementTimeout > 0 {
 			cl.StatementTimeout = time.Duration(c.StatementTimeout).String()
@@ -225,6 +233,7 @@ func endpointOf(raw json.RawMessage) (endpointListing, error) {
 			tl.Annotations = annotationList(a)
 		}
 		tl.Cache, tl.Auth = cacheSummary(tc.Cache), authSummary(tc.Auth)
+		tl.FromIdentity = statementIdentity(tc.Statement, connCfg[tc.Use])
 		if i < len(rawTools) {
 			tl.Settings = extraSettings(rawTools[i], knownToolKeys)
 		}
@@ -388,6 +397,9 @@ func writeTool(out io.Writer, t toolListing) {
 	if t.Auth != "" {
 		fmt.Fprintf(out, "    auth: %s\n", t.Auth)
 	}
+	if len(t.FromIdentity) > 0 {
+		fmt.Fprintf(out, "    from identity: %s\n", strings.Join(t.FromIdentity, ", "))
+	}
 	writeSettings(out, "    ", t.Settings)
 	if len(t.Inputs) == 0 {
 		fmt.Fprintln(out, "    inputs: none")
@@ -488,4 +500,29 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// statementIdentity lists the identity values a statement binds, sorted,
+// with a "| default" shown, then what its connector hands the database
+// (claims_setting, role_claim). A statement that does not scan lists none:
+// the load reports it.
+func statementIdentity(statement string, c ConnectorConfig) []string {
+	var out []string
+	if ts, err := sqltemplate.ScanTemplates(statement); err == nil {
+		seen := map[string]bool{}
+		for _, t := range ts {
+			if !t.Auth || seen[t.Name] {
+				continue
+			}
+			seen[t.Name] = true
+			v := t.Name
+			if t.HasDefault {
+				d, _ := json.Marshal(t.Default)
+				v += " (default " + string(d) + ")"
+			}
+			out = append(out, v)
+		}
+		slices.Sort(out)
+	}
+	return append(out, connectorIdentity(c)...)
 }

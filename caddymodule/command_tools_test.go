@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,5 +120,35 @@ func TestMCPToolsErrors(t *testing.T) {
 				t.Errorf("error %q (stderr %q) lacks %q", err, errOut, tc.want)
 			}
 		})
+	}
+}
+
+// `caddy mcp tools` shows which values of a tool come from the caller's
+// verified identity: templates of the statement, with their defaults, and
+// what the connector hands the database.
+func TestMCPToolsIdentity(t *testing.T) {
+	out, errOut, err := runMCPCommand(t, "tools", "--config", "../examples/rls/Caddyfile", "--adapter", "caddyfile")
+	if err != nil {
+		t.Fatalf("mcp tools: %v\n%s", err, errOut)
+	}
+	t.Logf("output:\n%s", out)
+	for _, want := range []string{
+		"  tenant-notes\n    The notes of the caller's organization\n    connector: notes (postgres)\n    cache: 30s\n    from identity: auth.claims (claims_setting request.jwt.claims)\n",
+		`    from identity: auth.claims.region (default "eu"), auth.subject, auth.claims (claims_setting request.jwt.claims)` + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	js, _, err := runMCPCommand(t, "tools", "--config", "../examples/rls/Caddyfile", "--adapter", "caddyfile", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listing []endpointListing
+	if err := json.Unmarshal([]byte(js), &listing); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%q", listing[0].Tools[1].FromIdentity); got != `["auth.claims.region (default \"eu\")" "auth.subject" "auth.claims (claims_setting request.jwt.claims)"]` {
+		t.Errorf("--json from_identity: %s", got)
 	}
 }

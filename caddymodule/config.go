@@ -44,7 +44,20 @@ type ConnectorConfig struct {
 	// NoDefaultBlocks drops a read_only connector's default block list
 	// (Caddyfile block_functions none, or only <name...>).
 	NoDefaultBlocks bool `json:"no_default_block_functions,omitempty"`
+
+	// The verified caller handed to the database with each statement
+	// (README "Database safety", connectors whose driver is a
+	// pipeline.IdentityDriver: postgres). ClaimsSetting names the setting
+	// that receives the claims as JSON (request.jwt.claims); RoleClaim the
+	// claim whose value, one of Roles, becomes the statement's role.
+	ClaimsSetting string   `json:"claims_setting,omitempty"`
+	RoleClaim     string   `json:"role_claim,omitempty"`
+	Roles         []string `json:"roles,omitempty"`
 }
+
+// passesIdentity reports whether the connector hands the caller to the
+// database, so that its tools need an auth provider and a per-caller cache.
+func (c ConnectorConfig) passesIdentity() bool { return c.ClaimsSetting != "" || c.RoleClaim != "" }
 
 // ToolConfig declares one tool.
 type ToolConfig struct {

@@ -92,6 +92,7 @@ func buildCommandTool(t *pipeline.Tool, tc ToolConfig, ref connectorRef, repl *c
 	}
 	t.Executor = &pipeline.CommandExecutor{Connector: ref.cmd, Command: cmd}
 	t.Source = tc.Use
+	t.FromIdentity = cmd.IdentityValues()
 	if ref.cmd.ReadOnly() {
 		// Only read-only commands passed CheckCommand: the hint is a fact.
 		yes := true

@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"os"
@@ -10,6 +11,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // exampleCaddyfile reads a Caddyfile of the repository and makes it
@@ -184,5 +191,70 @@ func TestExamplesOpenAPI(t *testing.T) {
 	}
 	if r := s.call(t, "books_getBook", map[string]any{"bookId": 0}); r.Error == nil || !strings.Contains(r.Error.Message, `input "bookId"`) {
 		t.Errorf("getBook 0 (below the document's minimum): %+v", r.Error)
+	}
+}
+
+// TestExampleRLS runs examples/rls as its README says: the schema and its
+// policy, the Caddyfile as written, two identities through the same tools.
+func TestExampleRLS(t *testing.T) {
+	t.Chdir("..")
+	conn := testservices.PostgresConn(t)
+	schema, err := os.ReadFile("examples/rls/schema.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testservices.PostgresExec(t, conn, "DROP SCHEMA IF EXISTS rls_demo CASCADE")
+	testservices.PostgresExec(t, conn, string(schema))
+	t.Cleanup(func() { _, _ = conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS rls_demo CASCADE") })
+	secret := "rls-example-test-secret-0123456789abcdef"
+	t.Setenv("RLS_JWT_SECRET", secret)
+	t.Setenv("RLS_DATABASE_URL", testservices.PostgresURLWith(t, "user", "rls_demo_gateway"))
+	g := startGateway(t, exampleCaddyfile(t, "examples/rls/Caddyfile", "http://localhost:8082"))
+
+	mint := func(claims map[string]any) string {
+		signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: []byte(secret)}, (&jose.SignerOptions{}).WithType("JWT"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims["aud"] = "rls-example"
+		claims["exp"] = time.Now().Add(time.Hour).Unix()
+		tok, err := jwt.Signed(signer).Claims(claims).Serialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	alice := mint(map[string]any{"sub": "alice", "tenant": "acme", "region": "us"})
+	bob := mint(map[string]any{"sub": "bob", "tenant": "globex"})
+	dave := mint(map[string]any{"sub": "dave"}) // no tenant claim
+
+	hdr := map[string]string{"Authorization": "Bearer " + alice}
+	resp, h := (&rawSession{url: g.URL}).postWith(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, hdr)
+	if resp.Error != nil {
+		t.Fatalf("initialize: %+v", resp.Error)
+	}
+	s := &rawSession{url: g.URL, session: h.Get("Mcp-Session-Id"), version: "2025-11-25"}
+	for _, tc := range []struct {
+		token, tool, want string
+	}{
+		{alice, "tenant-notes", `[{"id":1,"author":"alice","body":"Acme: renew the TLS certificates"},{"id":2,"author":"carol","body":"Acme: quarterly report due Friday"}]`},
+		{bob, "tenant-notes", `[{"id":3,"author":"bob","body":"Globex: migrate the billing database"}]`},
+		{alice, "tenant-notes", `[{"id":1,"author":"alice","body":"Acme: renew the TLS certificates"},{"id":2,"author":"carol","body":"Acme: quarterly report due Friday"}]`},
+		{alice, "my-notes", `[{"id":1,"body":"Acme: renew the TLS certificates","region":"us"}]`},
+		{bob, "my-notes", `[{"id":3,"body":"Globex: migrate the billing database","region":"eu"}]`},
+	} {
+		if got := callAs(t, s, tc.token, tc.tool, nil).tool(t).Content[0].Text; got != tc.want {
+			t.Errorf("%s: %s\nwant %s", tc.tool, got, tc.want)
+		}
+	}
+	r := callAs(t, s, alice, "tenant-notes", map[string]any{"tenant": "globex"})
+	if r.Error == nil || !strings.Contains(r.Error.Message, `input "tenant": unknown input`) {
+		t.Errorf("tenant as an argument: %+v", r.Error)
+	}
+	if got := callAs(t, s, dave, "tenant-notes", nil).tool(t).Content[0].Text; got != "[]" {
+		t.Errorf("no tenant claim: %s", got)
+	}
+	if res, _ := httpDo(t, "POST", g.URL, nil, initializeBody); res.StatusCode != 401 {
+		t.Errorf("without a token: HTTP %d", res.StatusCode)
 	}
 }

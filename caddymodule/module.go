@@ -147,6 +147,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if strings.TrimSpace(expanded.DSN) == "" {
 			return fmt.Errorf("connector %q: empty dsn (is the environment variable set?)", c.Name)
 		}
+		if err := validateConnectorIdentity(c); err != nil {
+			return err
+		}
 		if ref, key, ok, err := acquireCommandConnector(expanded); ok {
 			if err != nil {
 				return err
@@ -181,6 +184,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			return err
 		}
 		if t.Auth, err = h.toolAuth(tc); err != nil {
+			return err
+		}
+		if err := checkIdentityValues(t); err != nil {
 			return err
 		}
 		if err := h.attachScripts(ctx, t, tc, scripts, repl); err != nil {

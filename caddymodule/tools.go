@@ -63,6 +63,7 @@ func buildTool(tc ToolConfig, conns map[string]connectorRef, repl *caddy.Replace
 	}
 	t.Executor = &pipeline.DBExecutor{Connector: ref.conn, Statement: stmt}
 	t.Source = tc.Use
+	t.FromIdentity = append(stmt.IdentityValues(), connectorIdentity(ref.config)...)
 	if ref.conn.ReadOnly() {
 		// The database refuses writes, so the hint is a fact.
 		yes := true
@@ -93,4 +94,27 @@ func inputSpec(ic InputConfig) pipeline.InputSpec {
 		Name: ic.Name, Type: ic.Type, Required: ic.Required,
 		Default: ic.Default, Enum: ic.Enum, Description: ic.Description,
 	}
+}
+
+// connectorIdentity is what a connector hands the database of the caller
+// (README "Database safety"), as `caddy mcp tools` and errors show it.
+func connectorIdentity(c ConnectorConfig) []string {
+	var out []string
+	if c.ClaimsSetting != "" {
+		out = append(out, "auth.claims (claims_setting "+c.ClaimsSetting+")")
+	}
+	if c.RoleClaim != "" {
+		out = append(out, "auth.claims."+c.RoleClaim+" (role_claim)")
+	}
+	return out
+}
+
+// checkIdentityValues refuses, at load, a tool whose statement reads the
+// caller's identity but that has no auth provider to verify one (README,
+// Statement templates): every call would fail.
+func checkIdentityValues(t *pipeline.Tool) error {
+	if len(t.FromIdentity) == 0 || t.Auth != nil {
+		return nil
+	}
+	return fmt.Errorf("tool %q: the statement binds the caller's identity (%s) but the tool has no auth provider: give it an auth block or set default_auth", t.Name, strings.Join(t.FromIdentity, ", "))
 }

@@ -26,9 +26,9 @@ type CacheKeyer interface {
 // CacheKey is the compiled statement as rendered for this call and its
 // bound values: two calls with the same key run the same query.
 func (d *DBExecutor) CacheKey(_ context.Context, call *Call) ([]byte, error) {
-	sql, args, err := d.Statement.Render(call.Inputs)
+	sql, args, err := d.Statement.RenderAs(call.Inputs, TemplateIdentity(call.Identity))
 	if err != nil {
-		return nil, Fail(StageValidation, err, "%s", err.Error())
+		return nil, renderFailure(err)
 	}
 	b, err := json.Marshal(args)
 	if err != nil {

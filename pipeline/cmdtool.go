@@ -28,9 +28,9 @@ type CommandExecutor struct {
 }
 
 func (e *CommandExecutor) Execute(ctx context.Context, call *Call) (*Result, error) {
-	args, err := e.Command.Render(call.Inputs)
+	args, err := e.Command.RenderAs(call.Inputs, TemplateIdentity(call.Identity))
 	if err != nil {
-		return nil, Fail(StageValidation, err, "%s", err.Error())
+		return nil, renderFailure(err)
 	}
 	qctx, end := ObserveQuery(ctx, call, QueryInfo{System: "redis", Statement: e.Command.Text()})
 	reply, err := e.Connector.Do(qctx, args)

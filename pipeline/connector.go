@@ -22,6 +22,20 @@ type ConnectorSpec struct {
 	StatementTimeout time.Duration
 	MaxRows          int    // 0: the driver's default
 	Seed             string // an SQL file that creates the database (drivers that are Seeders)
+	// Identity settings (drivers that are IdentityDrivers; README,
+	// Database safety): ClaimsSetting names the setting that receives the
+	// verified claims as JSON for each statement, RoleClaim the claim whose
+	// value, one of Roles, becomes the statement's role.
+	ClaimsSetting string
+	RoleClaim     string
+	Roles         []string
+}
+
+// IdentityDriver is implemented by drivers that can hand the verified
+// caller (Caller(ctx)) to the database with every statement: the
+// ConnectorSpec's ClaimsSetting, RoleClaim and Roles.
+type IdentityDriver interface {
+	PassesIdentity()
 }
 
 // SQLDriver opens connectors whose tools run SQL statements.

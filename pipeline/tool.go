@@ -50,6 +50,11 @@ type Tool struct {
 	Interactive bool
 	// Cache is the tool's result cache policy; nil when not cached.
 	Cache *CachePolicy
+	// FromIdentity lists what of the verified caller reaches the
+	// statement ({{ auth.subject }}, {{ auth.claims.x }}, a connector's
+	// claims_setting or role_claim): such a tool needs an auth provider
+	// and its results differ per caller. Empty for other tools.
+	FromIdentity []string
 }
 
 // Annotations are MCP tool annotations; nil means "not stated".

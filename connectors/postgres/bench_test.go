@@ -7,6 +7,7 @@ import (
 
 	"github.com/edgemcp/edgemcp/connectors/postgres"
 	"github.com/edgemcp/edgemcp/internal/testservices"
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // BenchmarkQuery: a point lookup by random primary key on a 10k-row table,
@@ -28,13 +29,18 @@ func BenchmarkQuery(b *testing.B) {
 	testservices.PostgresExec(b, admin, "ANALYZE "+table)
 	sql := "SELECT id, name, email, score, created FROM " + table + " WHERE id = $1"
 
+	// read_only+claims_setting hands the caller's claims to the session
+	// (set_config in the statement's transaction, same round trip).
 	for _, bc := range []struct {
 		name     string
 		readOnly bool
-	}{{"plain", false}, {"read_only", true}} {
+		claims   string
+	}{{"plain", false, ""}, {"read_only", true, ""}, {"read_only+claims_setting", true, "request.jwt.claims"}} {
 		b.Run(bc.name, func(b *testing.B) {
-			c := open(b, postgres.Config{ReadOnly: bc.readOnly, MaxConns: 4})
-			ctx := context.Background()
+			c := open(b, postgres.Config{ReadOnly: bc.readOnly, MaxConns: 4, ClaimsSetting: bc.claims})
+			ctx := pipeline.WithCaller(context.Background(), &pipeline.Identity{
+				Subject: "alice", Claims: map[string]any{"tenant": "acme", "scope": "mcp:use docs:read", "roles": []any{"reader"}},
+			})
 			args := []any{int64(0)}
 			for b.Loop() {
 				args[0] = rand.Int64N(n) + 1

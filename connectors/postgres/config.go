@@ -26,6 +26,11 @@ type Config struct {
 	StatementTimeout time.Duration
 	// MaxRows caps the rows of one result; 0 means pipeline.DefaultMaxRows.
 	MaxRows int
+	// ClaimsSetting, RoleClaim and Roles hand the verified caller to the
+	// database with each statement (identity.go).
+	ClaimsSetting string
+	RoleClaim     string
+	Roles         []string
 }
 
 // applicationName identifies our sessions in pg_stat_activity unless the
@@ -88,6 +93,10 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 		return nil
 	}
 
+	caller, err := newCallerSession(cfg)
+	if err != nil {
+		return nil, err
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, &pipeline.PublicError{Public: msgUnavailable, Cause: err}
@@ -96,5 +105,5 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 	if maxRows <= 0 {
 		maxRows = pipeline.DefaultMaxRows
 	}
-	return &Connector{pool: pool, readOnly: cfg.ReadOnly, maxRows: maxRows}, nil
+	return &Connector{pool: pool, readOnly: cfg.ReadOnly, maxRows: maxRows, caller: caller}, nil
 }

@@ -16,6 +16,7 @@ type Connector struct {
 	readOnly bool
 	maxRows  int
 	ext      extTypes
+	caller   *callerSession // nil unless claims_setting or role_claim (identity.go)
 }
 
 // Close closes the pool, waiting for acquired connections to be released.
@@ -34,12 +35,19 @@ func (c *Connector) ReadOnly() bool { return c.readOnly }
 // Canceling ctx cancels the statement on the server. Errors are
 // *pipeline.PublicError.
 func (c *Connector) Query(ctx context.Context, sql string, args []any) (*pipeline.Rows, error) {
+	var pre []any
+	if c.caller != nil {
+		var err error
+		if pre, err = c.caller.args(ctx); err != nil {
+			return nil, err // an authentication failure, before any round trip
+		}
+	}
 	bound := bindArgs(args)
-	rows, err := c.query(ctx, sql, bound)
+	rows, err := c.query(ctx, sql, bound, pre)
 	if err != nil && isStalePlan(err) && ctx.Err() == nil {
 		// pgx has dropped the stale cached statement; the failed attempt
 		// was rejected before running, so one retry is safe.
-		rows, err = c.query(ctx, sql, bound)
+		rows, err = c.query(ctx, sql, bound, pre)
 	}
 	if err != nil {
 		return nil, publicError(ctx, err)
@@ -47,7 +55,7 @@ func (c *Connector) Query(ctx context.Context, sql string, args []any) (*pipelin
 	return rows, nil
 }
 
-func (c *Connector) query(ctx context.Context, sql string, args []any) (*pipeline.Rows, error) {
+func (c *Connector) query(ctx context.Context, sql string, args, pre []any) (*pipeline.Rows, error) {
 	pc, err := c.pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -57,6 +65,16 @@ func (c *Connector) query(ctx context.Context, sql string, args []any) (*pipelin
 
 	var res *result
 	switch {
+	case c.caller != nil:
+		// The caller's settings live in the statement's transaction, in
+		// the same round trip (identity.go).
+		p := batchPlan{begin: "BEGIN", prelude: c.caller.sql, preArgs: pre, reset: pipelinedReset}
+		if c.readOnly {
+			p.begin, p.reset = "BEGIN READ ONLY", readOnlyReset
+		} else if !pipelinable(sql) {
+			p.reset = sessionReset
+		}
+		res, err = c.runBatch(ctx, conn, sql, args, p)
 	case c.readOnly:
 		res, err = c.queryPipelined(ctx, conn, sql, args, true)
 	case pipelinable(sql):

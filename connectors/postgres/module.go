@@ -15,7 +15,14 @@ func init() { caddy.RegisterModule(Driver{}) }
 // postgres <dsn> { ... }`.
 type Driver struct{}
 
-var _ pipeline.SQLDriver = Driver{}
+var (
+	_ pipeline.SQLDriver      = Driver{}
+	_ pipeline.IdentityDriver = Driver{}
+)
+
+// PassesIdentity implements pipeline.IdentityDriver: claims_setting,
+// role_claim and roles (identity.go).
+func (Driver) PassesIdentity() {}
 
 // CaddyModule returns the Caddy module information.
 func (Driver) CaddyModule() caddy.ModuleInfo {
@@ -27,7 +34,8 @@ func (Driver) Dialect() sqltemplate.Dialect { return sqltemplate.Postgres }
 
 // OpenSQL implements pipeline.SQLDriver.
 func (Driver) OpenSQL(ctx context.Context, s pipeline.ConnectorSpec) (pipeline.SQLConnector, func(), error) {
-	conn, err := Open(ctx, Config{DSN: s.DSN, MaxConns: int32(s.MaxConns), ReadOnly: s.ReadOnly, StatementTimeout: s.StatementTimeout, MaxRows: s.MaxRows})
+	conn, err := Open(ctx, Config{DSN: s.DSN, MaxConns: int32(s.MaxConns), ReadOnly: s.ReadOnly, StatementTimeout: s.StatementTimeout, MaxRows: s.MaxRows,
+		ClaimsSetting: s.ClaimsSetting, RoleClaim: s.RoleClaim, Roles: s.Roles})
 	if err != nil {
 		return nil, nil, err
 	}

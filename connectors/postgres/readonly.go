@@ -25,19 +25,34 @@ const rollbackTimeout = 2 * time.Second
 // connection goes back to the pool clean instead of being destroyed by
 // pgxpool.
 func (c *Connector) queryPipelined(ctx context.Context, conn *pgx.Conn, sql string, args []any, readOnly bool) (res *result, err error) {
-	reset := pipelinedReset
+	b := batchPlan{reset: pipelinedReset}
 	if readOnly {
-		reset = readOnlyReset
+		b.begin, b.reset = "BEGIN READ ONLY", readOnlyReset
 	}
+	return c.runBatch(ctx, conn, sql, args, b)
+}
+
+// batchPlan is what surrounds the statement in its pipelined batch.
+type batchPlan struct {
+	begin   string   // BEGIN or BEGIN READ ONLY; "" runs the statement in the batch's implicit transaction
+	prelude string   // run after begin, before the statement (identity.go)
+	preArgs []any    // prelude's arguments
+	reset   []string // after the transaction
+}
+
+func (c *Connector) runBatch(ctx context.Context, conn *pgx.Conn, sql string, args []any, p batchPlan) (res *result, err error) {
 	b := &pgx.Batch{}
-	if readOnly {
-		b.Queue("BEGIN READ ONLY")
+	if p.begin != "" {
+		b.Queue(p.begin)
+	}
+	if p.prelude != "" {
+		b.Queue(p.prelude, p.preArgs...)
 	}
 	b.Queue(sql, args...)
-	if readOnly {
+	if p.begin != "" {
 		b.Queue("COMMIT")
 	}
-	for _, q := range reset {
+	for _, q := range p.reset {
 		b.Queue(q)
 	}
 
@@ -47,12 +62,17 @@ func (c *Connector) queryPipelined(ctx context.Context, conn *pgx.Conn, sql stri
 			res, err = nil, cerr
 		}
 		if err != nil {
-			resetSession(ctx, conn, strings.Join(reset, "; "))
+			resetSession(ctx, conn, strings.Join(p.reset, "; "))
 		}
 	}()
 
-	if readOnly {
+	if p.begin != "" {
 		if _, err := br.Exec(); err != nil { // BEGIN, or a failed Parse of sql
+			return nil, err
+		}
+	}
+	if p.prelude != "" {
+		if _, err := br.Exec(); err != nil {
 			return nil, err
 		}
 	}
@@ -63,12 +83,12 @@ func (c *Connector) queryPipelined(ctx context.Context, conn *pgx.Conn, sql stri
 	if res, err = c.collect(conn, rows); err != nil {
 		return nil, err
 	}
-	if readOnly {
+	if p.begin != "" {
 		if _, err := br.Exec(); err != nil { // COMMIT
 			return nil, err
 		}
 	}
-	for range reset {
+	for range p.reset {
 		if _, err := br.Exec(); err != nil {
 			// The statement is done: the caller gets its rows, the
 			// connection is dropped rather than reused unreset.

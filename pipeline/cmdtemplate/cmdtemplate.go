@@ -15,6 +15,7 @@ package cmdtemplate
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,9 @@ type Options struct {
 // concurrent use.
 type Command struct {
 	args []arg
+	// auth are the identity values ({{ auth.subject }},
+	// {{ auth.claims.x }}) the command uses, by name, with their defaults.
+	auth map[string]sqltemplate.Template
 }
 
 // arg is one argument: literal text and input placeholders, in order.
@@ -101,6 +105,16 @@ func Compile(src string, opt Options) (*Command, error) {
 					return nil, sqltemplate.ErrorAt(src, i, fmt.Sprintf("environment variable %s is not set", t.Name))
 				}
 				lit.WriteString(v)
+			} else if t.Auth {
+				if prev, seen := c.auth[t.Name]; seen && (prev.HasDefault != t.HasDefault || prev.Default != t.Default) {
+					return nil, sqltemplate.ErrorAt(src, i, fmt.Sprintf("%s is written with different defaults in one statement; give every use the same \"| default\" (or none)", t.Name))
+				}
+				if c.auth == nil {
+					c.auth = map[string]sqltemplate.Template{}
+				}
+				c.auth[t.Name] = t
+				flush()
+				cur.parts = append(cur.parts, part{input: t.Name})
 			} else {
 				if !opt.Inputs[t.Name] {
 					return nil, sqltemplate.ErrorAt(src, i, fmt.Sprintf("no input named %q is declared", t.Name))
@@ -221,8 +235,29 @@ func (c *Command) Name() string {
 	return strings.ToUpper(n)
 }
 
+// IdentityValues lists the identity values the command uses
+// (auth.subject, auth.claims.x), sorted; nil when none.
+func (c *Command) IdentityValues() []string {
+	if c == nil || len(c.auth) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(c.auth))
+	for n := range c.auth {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Render builds the arguments of one call from validated input values.
 func (c *Command) Render(inputs map[string]any) ([]string, error) {
+	return c.RenderAs(inputs, nil)
+}
+
+// RenderAs is Render for a call made by id: identity values come from id
+// only, each inside its own argument like an input. A value id lacks,
+// without a "| default", is a *sqltemplate.MissingIdentityError.
+func (c *Command) RenderAs(inputs map[string]any, id *sqltemplate.Identity) ([]string, error) {
 	out := make([]string, len(c.args))
 	for i, a := range c.args {
 		var b strings.Builder
@@ -231,7 +266,17 @@ func (c *Command) Render(inputs map[string]any) ([]string, error) {
 				b.WriteString(p.text)
 				continue
 			}
-			s, err := format(inputs[p.input])
+			v := inputs[p.input]
+			if t, ok := c.auth[p.input]; ok {
+				var found bool
+				if v, found = id.Lookup(p.input); !found {
+					if !t.HasDefault {
+						return nil, &sqltemplate.MissingIdentityError{Name: p.input}
+					}
+					v = t.Default
+				}
+			}
+			s, err := format(v)
 			if err != nil {
 				return nil, fmt.Errorf("input %q: %v", p.input, err)
 			}

@@ -38,6 +38,7 @@ type compiler struct {
 	exp   string       // src with env values substituted and inputs in canonical form
 	pos   posMap       // exp offsets → src offsets
 	slots map[int]slot // by offset of "{{" in exp
+	auth  map[string]authRef
 }
 
 // Compile turns an operator-written statement into a Statement. Every
@@ -83,7 +84,26 @@ func (c *compiler) compile() (*Statement, *CompileError) {
 // canonical is how an input placeholder is written in the expanded text.
 // It contains no quote, backslash, $, newline or comment marker, so it
 // cannot change how the text around it is lexed, wherever it stands.
-func canonical(name string) string { return "{{ inputs." + name + " }}" }
+// An identity value's name is "auth.subject" or "auth.claims.a.b": it is
+// written as itself.
+func canonical(name string) string {
+	if isAuth(name) {
+		return "{{ " + name + " }}"
+	}
+	return "{{ inputs." + name + " }}"
+}
+
+// isAuth tells an identity value's slot name from an input's (input names
+// have no dot).
+func isAuth(name string) bool { return strings.HasPrefix(name, "auth.") }
+
+// label names a slot in messages: input "x", or identity value auth.claims.x.
+func label(name string) string {
+	if isAuth(name) {
+		return "identity value " + name
+	}
+	return fmt.Sprintf("input %q", name)
+}
 
 // expand substitutes env values and rewrites input placeholders in
 // canonical form, recording where each piece came from.
@@ -116,7 +136,11 @@ func (c *compiler) expand(tpls []template) *CompileError {
 			b.WriteString(v)
 			continue
 		}
-		if _, ok := c.opts.Inputs[t.name]; !ok {
+		if t.auth != "" {
+			if err := c.authSlot(t); err != nil {
+				return err
+			}
+		} else if _, ok := c.opts.Inputs[t.name]; !ok {
 			return errorAt(c.src, t.start, c.unknownInput(t.name))
 		}
 		c.slots[b.Len()] = slot{name: t.name, ident: t.ident, src: t.start}
@@ -139,6 +163,26 @@ func (c *compiler) expand(tpls []template) *CompileError {
 		}
 		i += len("{{")
 	}
+}
+
+// authSlot records an identity value and its default; two uses of one value
+// must agree on the default, or a reader could not tell which applies.
+func (c *compiler) authSlot(t template) *CompileError {
+	ref := authRef{def: t.def, hasDef: t.hasDef}
+	if t.auth != "subject" {
+		ref.claim = strings.Split(strings.TrimPrefix(t.auth, "claims."), ".")
+	}
+	if prev, seen := c.auth[t.name]; seen {
+		if prev.hasDef != ref.hasDef || prev.def != ref.def {
+			return errorAt(c.src, t.start, fmt.Sprintf("%s is written with different defaults in one statement; give every use the same \"| default\" (or none)", t.name))
+		}
+		return nil
+	}
+	if c.auth == nil {
+		c.auth = map[string]authRef{}
+	}
+	c.auth[t.name] = ref
+	return nil
 }
 
 func (c *compiler) unknownInput(name string) string {
@@ -179,15 +223,15 @@ func (c *compiler) insideMsg(name string, k spanKind) string {
 	switch k {
 	case inString:
 		if c.opts.Dialect == MySQL {
-			return fmt.Sprintf("input %q inside a string literal; write CONCAT('%%', %s, '%%')", name, ph)
+			return fmt.Sprintf("%s inside a string literal; write CONCAT('%%', %s, '%%')", label(name), ph)
 		}
-		return fmt.Sprintf("input %q inside a string literal; write '%%' || %s || '%%'", name, ph)
+		return fmt.Sprintf("%s inside a string literal; write '%%' || %s || '%%'", label(name), ph)
 	case inQuotedIdent:
-		return fmt.Sprintf("input %q inside a quoted identifier; an identifier can only come from an enum input written outside quotes: %s", name, ph)
+		return fmt.Sprintf("%s inside a quoted identifier; an identifier can only come from an enum input written outside quotes: %s", label(name), ph)
 	case inDollarQuote:
-		return fmt.Sprintf("input %q inside a dollar-quoted string; values are bound, never spliced into text: use %s outside the quotes", name, ph)
+		return fmt.Sprintf("%s inside a dollar-quoted string; values are bound, never spliced into text: use %s outside the quotes", label(name), ph)
 	}
-	return fmt.Sprintf("input %q inside a comment; move it out of the comment or remove it", name)
+	return fmt.Sprintf("%s inside a comment; move it out of the comment or remove it", label(name))
 }
 
 // checkTokens refuses parameter markers written in the text (they would
@@ -203,10 +247,10 @@ func (c *compiler) checkTokens(toks []Token) *CompileError {
 			s := c.slots[t.Offset]
 			end := t.Offset + len(t.Text)
 			if t.Offset > 0 && isWordChar(c.exp[t.Offset-1]) {
-				return errorAt(c.src, s.src, fmt.Sprintf("input %q is glued to the word before it; an input is a whole value or identifier, never part of one: put a space or an operator between them", s.name))
+				return errorAt(c.src, s.src, fmt.Sprintf("%s is glued to the word before it; an input is a whole value or identifier, never part of one: put a space or an operator between them", label(s.name)))
 			}
 			if end < len(c.exp) && isWordChar(c.exp[end]) {
-				return errorAt(c.src, s.src, fmt.Sprintf("input %q is glued to the word after it; an input is a whole value or identifier, never part of one: put a space or an operator between them", s.name))
+				return errorAt(c.src, s.src, fmt.Sprintf("%s is glued to the word after it; an input is a whole value or identifier, never part of one: put a space or an operator between them", label(s.name)))
 			}
 		}
 		if !t.IsPunct(";") {

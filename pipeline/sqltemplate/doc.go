@@ -1,10 +1,12 @@
 // Package sqltemplate compiles the SQL statements written by operators in the
 // Caddyfile into SQL with bound parameters (docs/architecture.md, Templates).
 //
-// A statement may contain two kinds of template:
+// A statement may contain three kinds of template:
 //
-//	{{ env.NAME }}     operator-controlled, substituted textually at load time
-//	{{ inputs.NAME }}  caller-controlled, always a bound parameter
+//	{{ env.NAME }}          operator-controlled, substituted textually at load time
+//	{{ inputs.NAME }}       caller-controlled, always a bound parameter
+//	{{ auth.subject }}      the verified identity (and {{ auth.claims.a.b }}),
+//	                        always a bound parameter, never an identifier
 //
 // Input values are never spliced into SQL text. The only caller-dependent
 // text is an identifier chosen from an enum input's allow-list, written as a

@@ -60,6 +60,50 @@ var fuzzSeeds = []string{
 	"SELECT {{ inputs.zz }} {{ env.NOPE }} {{ foo }} {{ inputs.a | up }}",
 	"SELECT 'unterminated",
 	"",
+	"SELECT * FROM t WHERE tenant = {{ auth.claims.tenant }} AND o = {{auth.subject}} AND r = {{ auth.claims.org.r | default 'eu' }} ORDER BY {{ inputs.e }}",
+	"SELECT {{ auth.claims.x | ident }}, '{{ auth.subject }}', {{ auth.claims.a | default \"|}\" }}",
+	"SELECT * FROM {{ auth.claims.t }} WHERE a = {{ inputs.a }} -- {{ auth.subject }}",
+}
+
+// fuzzIdentity carries every identity value st binds, each with value v
+// (a claim path that is also another's prefix stays missing).
+func fuzzIdentity(st *Statement, v any) *Identity {
+	id := &Identity{Subject: "subject", Claims: map[string]any{}}
+	for _, name := range st.IdentityValues() {
+		path, ok := strings.CutPrefix(name, "auth.claims.")
+		if !ok {
+			continue
+		}
+		m := id.Claims
+		parts := strings.Split(path, ".")
+		for _, p := range parts[:len(parts)-1] {
+			next, ok := m[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[p] = next
+			}
+			m = next
+		}
+		if _, taken := m[parts[len(parts)-1]].(map[string]any); !taken {
+			m[parts[len(parts)-1]] = v
+		}
+	}
+	return id
+}
+
+// fuzzRender is RenderAs with fuzzIdentity; a value the identity cannot
+// carry (see fuzzIdentity) is no failure.
+func fuzzRender(t *testing.T, st *Statement, vals map[string]any, v any) (string, []any, *Identity, bool) {
+	id := fuzzIdentity(st, v)
+	sql, args, err := st.RenderAs(vals, id)
+	var miss *MissingIdentityError
+	if errors.As(err, &miss) {
+		return "", nil, nil, false
+	}
+	if err != nil {
+		t.Fatalf("Render(%q): %v", st.Text(), err)
+	}
+	return sql, args, id, true
 }
 
 func FuzzCompile(f *testing.F) {
@@ -82,9 +126,9 @@ func FuzzCompile(f *testing.F) {
 		if n, slots := strings.Count(st.Text(), "{{"), countKind(toks, Placeholder); n != slots {
 			t.Fatalf("%s Text %q has %d \"{{\" for %d identifier slots", dl, st.Text(), n, slots)
 		}
-		_, args, err := st.Render(map[string]any{"e": "x"})
-		if err != nil {
-			t.Fatalf("Render: %v", err)
+		_, args, _, ok := fuzzRender(t, st, map[string]any{"e": "x"}, "v")
+		if !ok {
+			return
 		}
 		if len(args) != countKind(toks, BindParam) && dl != Postgres || len(args) != len(st.Params()) && dl == Postgres {
 			t.Fatalf("%s %q: %d args for %d markers, params %v", dl, st.Text(), len(args), countKind(toks, BindParam), st.Params())
@@ -106,21 +150,28 @@ func FuzzRender(f *testing.F) {
 		}
 		ev := fuzzEnum[len(v1)%len(fuzzEnum)]
 		vals := map[string]any{"a": v1, "b": v2, "e": ev}
-		sql, args, err := st.Render(vals)
-		if err != nil {
-			t.Fatalf("Render(%q): %v", st.Text(), err)
+		sql, args, id, ok := fuzzRender(t, st, vals, v2)
+		if !ok {
+			return
 		}
 		for i, name := range st.args {
-			if args[i] != vals[name] {
-				t.Fatalf("arg %d = %q, want input %s = %q", i, args[i], name, vals[name])
+			want, found := vals[name], true
+			if isAuth(name) {
+				if want, found = id.Lookup(name); !found {
+					want = st.auth[name].def
+				}
+			}
+			if args[i] != want {
+				t.Fatalf("arg %d = %q, want %s = %q", i, args[i], name, want)
 			}
 		}
 
-		// The SQL text must not depend on bound values.
+		// The SQL text must not depend on bound values, the identity's
+		// included.
 		other := map[string]any{"a": "\x00other-a", "b": 42, "e": ev}
-		sql2, args2, err := st.Render(other)
-		if err != nil || sql2 != sql || len(args2) != len(args) {
-			t.Fatalf("SQL depends on bound values:\n %q\n %q (%v)", sql, sql2, err)
+		sql2, args2, _, ok := fuzzRender(t, st, other, "'; DROP TABLE t; --")
+		if !ok || sql2 != sql || len(args2) != len(args) {
+			t.Fatalf("SQL depends on bound values:\n %q\n %q", sql, sql2)
 		}
 		if st.Static() && sql != st.Text() {
 			t.Fatalf("static statement renders %q, Text is %q", sql, st.Text())

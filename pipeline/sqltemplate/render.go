@@ -17,8 +17,21 @@ import (
 // nothing but the identifier slots, and those only take operator-written
 // allow-list entries.
 func (s *Statement) Render(values map[string]any) (sql string, args []any, err error) {
+	return s.RenderAs(values, nil)
+}
+
+// RenderAs is Render for a call made by id: {{ auth.subject }} and
+// {{ auth.claims.NAME }} bind id's values (never values'). A value id does
+// not carry, without a "| default", is a *MissingIdentityError.
+func (s *Statement) RenderAs(values map[string]any, id *Identity) (sql string, args []any, err error) {
 	args = make([]any, len(s.args))
 	for i, name := range s.args {
+		if isAuth(name) {
+			if args[i], err = s.authValue(name, id); err != nil {
+				return "", nil, err
+			}
+			continue
+		}
 		args[i] = values[name]
 	}
 	if s.pieces == nil {

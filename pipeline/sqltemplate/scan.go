@@ -6,9 +6,15 @@ type Template struct {
 	Env        bool
 	Name       string
 	Ident      bool // written with "| ident"
+	// Auth is set for {{ auth.subject }} and {{ auth.claims.a.b }}: Name
+	// is then "auth.subject" or "auth.claims.a.b", the key Identity.Lookup
+	// takes, and Default holds "| default VALUE" when HasDefault.
+	Auth       bool
+	Default    any
+	HasDefault bool
 }
 
-// ScanTemplates finds every {{ inputs.x }} and {{ env.X }} in src with the
+// ScanTemplates finds every {{ inputs.x }}, {{ env.X }} and {{ auth.… }} in src with the
 // rules SQL statements use (anything else between braces is an error), for
 // other statement languages (pipeline/cmdtemplate) to share them.
 func ScanTemplates(src string) ([]Template, error) {
@@ -18,7 +24,8 @@ func ScanTemplates(src string) ([]Template, error) {
 	}
 	out := make([]Template, len(ts))
 	for i, t := range ts {
-		out[i] = Template{Start: t.start, End: t.end, Env: t.env, Name: t.name, Ident: t.ident}
+		out[i] = Template{Start: t.start, End: t.end, Env: t.env, Name: t.name, Ident: t.ident,
+			Auth: t.auth != "", Default: t.def, HasDefault: t.hasDef}
 	}
 	return out, nil
 }

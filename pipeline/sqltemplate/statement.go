@@ -17,6 +17,7 @@ type Statement struct {
 	args    []string // the input behind each parameter marker, in order
 	pieces  []piece  // text split at identifier slots; nil when static
 	idents  map[string]identSlot
+	auth    map[string]authRef // identity values bound as parameters, by slot name
 }
 
 // piece is literal SQL text, or an identifier slot when input is set.
@@ -70,7 +71,7 @@ func needsPad(c byte) bool {
 func (c *compiler) build(toks []Token) (*Statement, *CompileError) {
 	d := c.opts.Dialect
 	why := identPositions(toks)
-	st := &Statement{dialect: d}
+	st := &Statement{dialect: d, auth: c.auth}
 	num := map[string]int{}
 	type cut struct {
 		start, end int
@@ -95,6 +96,9 @@ func (c *compiler) build(toks []Token) (*Statement, *CompileError) {
 		reason := why[i]
 		if s.ident {
 			reason = `marked "| ident"`
+		}
+		if reason != "" && isAuth(s.name) {
+			return nil, errorAt(c.src, s.src, fmt.Sprintf("identity value %s is in identifier position (%s): identity values are always bound as parameters, so one cannot name a column or table", s.name, reason))
 		}
 		if reason != "" {
 			if err := c.identSlot(st, s, reason); err != nil {

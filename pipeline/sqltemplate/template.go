@@ -1,6 +1,7 @@
 package sqltemplate
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -11,6 +12,11 @@ type template struct {
 	env        bool
 	name       string
 	ident      bool // written with "| ident"
+	// auth is the identity path of {{ auth.subject }} ("subject") or
+	// {{ auth.claims.a.b }} ("claims.a.b"); name is then "auth."+auth.
+	auth   string
+	def    any  // the value of "| default VALUE"
+	hasDef bool // "| default" was written
 }
 
 // scanTemplates finds every {{ ... }} in src, wherever it is (code, string,
@@ -42,11 +48,12 @@ func scanTemplates(src string) ([]template, *lexError) {
 	}
 }
 
-const templateHelp = `write {{ inputs.NAME }} or {{ env.NAME }}` +
+const templateHelp = `write {{ inputs.NAME }}, {{ env.NAME }}, {{ auth.subject }} or {{ auth.claims.NAME }}` +
 	` (to put two braces in SQL text, separate them: "{ {")`
 
 // parseTemplate reads the inside of {{ }}: "ns.NAME" optionally followed by
-// "| ident", with optional whitespace. msg says what is wrong, if anything.
+// "| ident" (inputs) or "| default VALUE" (auth), with optional whitespace.
+// msg says what is wrong, if anything.
 func parseTemplate(inner string) (t template, msg string) {
 	show := "{{" + inner + "}}"
 	f := templateFields(inner)
@@ -55,6 +62,9 @@ func parseTemplate(inner string) (t template, msg string) {
 	}
 	path := f[0]
 	ns, name, dotted := strings.Cut(path, ".")
+	if ns == "auth" {
+		return parseAuth(inner, show, name)
+	}
 	switch {
 	case ns != "inputs" && ns != "env":
 		if !dotted {
@@ -77,6 +87,8 @@ func parseTemplate(inner string) (t template, msg string) {
 	switch {
 	case len(rest) == 1:
 		return t, fmt.Sprintf("missing filter name after \"|\" in %s", show)
+	case rest[1] == "default":
+		return t, fmt.Sprintf("filter %q applies to identity values ({{ auth.claims.NAME | default VALUE }}), not to %s", "default", show)
 	case rest[1] != "ident":
 		return t, fmt.Sprintf("unknown filter %q in %s; the only filter is %q (an enum input in identifier position)", rest[1], show, "ident")
 	case t.env:
@@ -86,6 +98,81 @@ func parseTemplate(inner string) (t template, msg string) {
 	}
 	t.ident = true
 	return t, ""
+}
+
+// parseAuth reads {{ auth.subject }} and {{ auth.claims.a.b }}, optionally
+// followed by "| default VALUE" (README, Statement templates). name is what
+// follows "auth.".
+func parseAuth(inner, show, name string) (t template, msg string) {
+	head, filter, piped := strings.Cut(inner, "|")
+	f := strings.Fields(head)
+	if len(f) != 1 {
+		return t, fmt.Sprintf("unexpected %q after %s in %s; write {{ auth.claims.NAME | default VALUE }}", f[len(f)-1], f[0], show)
+	}
+	switch {
+	case name == "subject":
+	case strings.HasPrefix(name, "claims."):
+		for _, part := range strings.Split(strings.TrimPrefix(name, "claims."), ".") {
+			if !validName(part) {
+				return t, fmt.Sprintf("invalid claim name %q in %s: a claim name is letters, digits and _, not starting with a digit, with dots between the names of nested claims", strings.TrimPrefix(name, "claims."), show)
+			}
+		}
+	default:
+		return t, fmt.Sprintf("unknown identity value %q in %s; write {{ auth.subject }} or {{ auth.claims.NAME }}", "auth."+name, show)
+	}
+	t.auth, t.name = name, "auth."+name
+	if !piped {
+		return t, ""
+	}
+	filter = strings.TrimSpace(filter)
+	fname, lit, _ := strings.Cut(filter, " ")
+	switch fname {
+	case "default":
+	case "ident":
+		return t, fmt.Sprintf("an identity value cannot be an identifier (%s): identity values are always bound as parameters, never written into the SQL text", show)
+	case "":
+		return t, fmt.Sprintf("missing filter name after \"|\" in %s", show)
+	default:
+		return t, fmt.Sprintf("unknown filter %q in %s; an identity value takes only %q, written {{ auth.claims.NAME | default VALUE }}", fname, show, "default")
+	}
+	v, err := parseDefault(strings.TrimSpace(lit))
+	if err != "" {
+		return t, fmt.Sprintf("%s in %s", err, show)
+	}
+	t.def, t.hasDef = v, true
+	return t, ""
+}
+
+// parseDefault reads the VALUE of "| default VALUE": a JSON string, number,
+// true, false or null, or a single-quoted string (” for a quote).
+func parseDefault(lit string) (any, string) {
+	if lit == "" {
+		return nil, `missing value after "default"`
+	}
+	if len(lit) >= 2 && lit[0] == '\'' && lit[len(lit)-1] == '\'' {
+		body := lit[1 : len(lit)-1]
+		if strings.Contains(strings.ReplaceAll(body, "''", ""), "'") {
+			return nil, fmt.Sprintf("bad default value %s: write a quote inside '...' as ''", lit)
+		}
+		return strings.ReplaceAll(body, "''", "'"), ""
+	}
+	d := json.NewDecoder(strings.NewReader(lit))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil || d.More() {
+		return nil, fmt.Sprintf("bad default value %s: write a quoted string ('x' or \"x\"), a number, true, false or null", lit)
+	}
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n, ""
+		}
+		f, _ := x.Float64()
+		return f, ""
+	case nil, string, bool:
+		return x, ""
+	}
+	return nil, fmt.Sprintf("bad default value %s: write a quoted string ('x' or \"x\"), a number, true, false or null", lit)
 }
 
 // templateFields splits the inside of a template at whitespace and around
