@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -106,6 +107,9 @@ func (h *Handler) sourceTools() ([]*pipeline.Tool, error) {
 			t.Source = s.name
 			if t.Auth == nil && h.defaultAuth != nil {
 				t.Auth = h.defaultAuth
+			}
+			if len(t.FromIdentity) > 0 && t.Auth == nil {
+				return nil, fmt.Errorf("source %q: tool %q takes values from the caller's identity (%s) and the endpoint has no default_auth to verify it", s.name, t.Name, strings.Join(t.FromIdentity, ", "))
 			}
 		}
 		tools = append(tools, got...)

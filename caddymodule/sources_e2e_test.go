@@ -570,3 +570,92 @@ func TestOpenAPISourceErrorModeResult(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPISourceSetFromIdentity: `set X-Request-Tag {{ auth.claims.tenant }}`
+// sends each verified caller's tenant claim as the header: the recording
+// upstream sees the verified value, no argument can set or change it, a
+// caller without the claim is refused in authentication, and results are
+// cached per caller.
+func TestOpenAPISourceSetFromIdentity(t *testing.T) {
+	idp := newTestIdP(t)
+	var mu sync.Mutex
+	var tags []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		tags = append(tags, r.Header.Get("X-Request-Tag"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"pets": [], "tag": %q}`, r.Header.Get("X-Request-Tag"))
+	}))
+	defer up.Close()
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		auth sso jwt {
+			jwks_url %s
+			issuer %s
+			audience %s
+		}
+		default_auth sso
+		source pets openapi ../sources/openapi/testdata/petstore.yaml {
+			base_url %s/v1
+			set X-Request-Tag {{ auth.claims.tenant }}
+			cache 1h
+		}
+	}
+}`, idp.jwks.URL, authIssuer, authAudience, up.URL))
+	call := func(token string, args map[string]any) rpcResponse {
+		s := authSession(t, g, "2025-06-18", map[string]string{"Authorization": "Bearer " + token})
+		a, _ := json.Marshal(args)
+		r, _ := s.postWith(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"pets_listPets","arguments":%s}}`, a), map[string]string{"Authorization": "Bearer " + token})
+		return r
+	}
+	acme := idp.token(t, "alice", "", map[string]any{"tenant": "acme"}, time.Hour)
+	globex := idp.token(t, "bob", "", map[string]any{"tenant": "globex"}, time.Hour)
+	for _, tc := range []struct{ token, want string }{{acme, "acme"}, {globex, "globex"}, {acme, "acme"}} {
+		r := call(tc.token, map[string]any{"limit": 1})
+		if r.Error != nil || !strings.Contains(string(r.Result), `\"tag\": \"`+tc.want+`\"`) {
+			t.Errorf("%s: %+v %s", tc.want, r.Error, r.Result)
+		}
+	}
+	mu.Lock()
+	if strings.Join(tags, ",") != "acme,globex" { // the third call was acme's cached answer
+		t.Errorf("the upstream saw tags %q", tags)
+	}
+	mu.Unlock()
+	if r := call(acme, map[string]any{"X-Request-Tag": "globex"}); r.Error == nil || !strings.Contains(r.Error.Message, `unknown input "X-Request-Tag"`) {
+		t.Errorf("the header as an argument: %+v", r.Error)
+	}
+	noTenant := idp.token(t, "carol", "", nil, time.Hour)
+	if r := call(noTenant, map[string]any{}); r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "authentication") || !strings.Contains(r.Error.Message, `"tenant"`) {
+		t.Errorf("no tenant claim: %+v", r.Error)
+	}
+}
+
+// TestOpenAPISourceSetNeedsAuth: without default_auth there is no
+// verified caller to take a value from: the load fails, saying so.
+func TestOpenAPISourceSetNeedsAuth(t *testing.T) {
+	if got := loadError(t, `SITE {
+	mcp /mcp {
+		source pets openapi ../sources/openapi/testdata/petstore.yaml {
+			base_url http://127.0.0.1:1/v1
+			set X-Request-Tag {{ auth.claims.tenant }}
+		}
+	}
+}`); !strings.Contains(got, "no default_auth") {
+		t.Errorf("set from identity without auth: %s", got)
+	}
+}
+
+// loadError loads cfg in a gateway of its own and returns the load error.
+func loadError(t *testing.T, cfg string) string {
+	t.Helper()
+	g := &gateway{t: t, port: freePort(t)}
+	caddyMu.Lock()
+	err := g.load(cfg)
+	_ = caddy.Stop()
+	caddyMu.Unlock()
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

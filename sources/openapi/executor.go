@@ -49,7 +49,7 @@ type Executor struct {
 // method, path template) and the arguments, so that entries of another
 // base URL or operation are never served for this one.
 func (x *Executor) CacheKey(_ context.Context, call *pipeline.Call) ([]byte, error) {
-	if x.perCaller && call.Identity == nil {
+	if (x.perCaller || len(x.Op.FromIdentity()) > 0) && call.Identity == nil {
 		return nil, nil
 	}
 	args, err := json.Marshal(call.Inputs) // map keys sorted: canonical
@@ -71,8 +71,11 @@ func (x *Executor) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := x.Op.newRequest(ctx, x.Base, call.Inputs)
+	req, err := x.Op.newRequest(ctx, x.Base, call)
 	if err != nil {
+		if pe, ok := err.(*pipeline.Error); ok {
+			return nil, pe // an identity value the caller lacks: authentication
+		}
 		return nil, pipeline.Fail(pipeline.StageValidation, err, "%s", err.Error())
 	}
 	for _, c := range x.Credentials {

@@ -3,6 +3,7 @@ package openapi
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +49,10 @@ type Source struct {
 	// and HEAD whose results are cached too: a POST that only reads (a
 	// search) can opt in; nothing else is cached.
 	CacheOperations []string `json:"cache_operations,omitempty"`
+	// Set fixes parameters by name: a literal, or {{ auth.subject }} /
+	// {{ auth.claims.NAME }} of the verified caller. A fixed parameter is
+	// not an input: no caller can set or change it.
+	Set map[string]string `json:"set,omitempty"`
 
 	upstream.Config
 
@@ -159,6 +164,7 @@ func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 		CacheTTL:        time.Duration(s.Cache),
 		CacheRespect:    s.CacheRespect,
 		CacheOperations: s.CacheOperations,
+		Set:             s.Set,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("openapi %s: %v", doc.Location, err)
@@ -233,6 +239,23 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("cache: %q is not a positive duration", args[0])
 			}
 			s.Cache, s.CacheRespect = caddy.Duration(dur), len(args) == 2
+		case "set":
+			args := d.RemainingArgs()
+			if len(args) < 2 {
+				return d.Errf("usage: set <parameter> <value | {{ auth.subject }} | {{ auth.claims.NAME }}>")
+			}
+			// The Caddyfile splits "{{ auth.claims.x }}" into three tokens.
+			value := strings.Join(args[1:], " ")
+			if _, err := parseFixed(value); err != nil {
+				return d.Errf("set %s: %v", args[0], err)
+			}
+			if s.Set == nil {
+				s.Set = map[string]string{}
+			}
+			if _, dup := s.Set[args[0]]; dup {
+				return d.Errf("set %s: declared twice", args[0])
+			}
+			s.Set[args[0]] = value
 		case "refresh":
 			var v string
 			if !d.AllArgs(&v) {
@@ -254,7 +277,7 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			s.LoadTimeout = caddy.Duration(dur)
 		default:
-			return d.Errf("openapi source: unrecognized sub-directive %q (want base_url, include, exclude, deprecated, allow_external_refs, max_spec_size, load_timeout, refresh, cache, cache_operations, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
+			return d.Errf("openapi source: unrecognized sub-directive %q (want base_url, include, exclude, deprecated, allow_external_refs, max_spec_size, load_timeout, refresh, cache, cache_operations, set, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
 		}
 	}
 	return nil

@@ -29,6 +29,10 @@ type Options struct {
 	// Reserved are the request parts the gateway's credentials set:
 	// parameters the document declares for them are not offered to callers.
 	Reserved upstream.Reserved
+	// Fixed are the parameters the operator sets (`set <param> <value>`),
+	// by parameter name: not inputs; their values come from the
+	// configuration or the verified caller.
+	Fixed map[string]fixedValue
 
 	schema2020 bool // set by Operations from the document's version
 }
@@ -70,10 +74,11 @@ func (o *Operation) Origin() string {
 // parameter is one parameter and the input property that carries it.
 type parameter struct {
 	paramSpec
-	Property string // the name in the tool's input schema
+	Property string // the name in the tool's input schema ("" when fixed)
 	Required bool
 	Schema   *openapi3.SchemaRef
 	Desc     string
+	Fixed    *fixedValue // set by the operator; never an input
 }
 
 // requestBody is the request body an operation takes, in the media type the
@@ -167,7 +172,7 @@ func newOperation(opt Options, method, p string, item *openapi3.PathItem, op *op
 			}
 		}
 	}
-	if err := o.collectParams(item.Parameters, op.Parameters, opt.Reserved); err != nil {
+	if err := o.collectParams(item.Parameters, op.Parameters, opt.Reserved, opt.Fixed); err != nil {
 		return nil, err
 	}
 	if op.RequestBody != nil && op.RequestBody.Value != nil {
@@ -192,7 +197,7 @@ func joinPrefix(prefix, sep, s string) string {
 // input property of each. Parameters the gateway sets (reserved by a
 // credential) and headers the specification says to ignore are left out:
 // no argument can set them.
-func (o *Operation) collectParams(shared, own openapi3.Parameters, reserved upstream.Reserved) error {
+func (o *Operation) collectParams(shared, own openapi3.Parameters, reserved upstream.Reserved, fixed map[string]fixedValue) error {
 	type key struct{ name, in string }
 	var order []key
 	byKey := map[key]*openapi3.Parameter{}
@@ -222,6 +227,14 @@ func (o *Operation) collectParams(shared, own openapi3.Parameters, reserved upst
 	}
 	for _, k := range order {
 		p := byKey[k]
+		if f, ok := fixed[p.Name]; ok {
+			spec := paramSpec{Name: p.Name, In: p.In, Style: p.Style, Explode: p.Explode, AllowReserved: p.AllowReserved}
+			if err := spec.validate(); err != nil {
+				return err
+			}
+			o.Params = append(o.Params, &parameter{paramSpec: spec, Schema: p.Schema, Fixed: &f})
+			continue
+		}
 		prop := p.Name
 		// A name used in two locations (an "id" in the path and in a
 		// header), or one that is "body", is qualified by its location.
@@ -304,6 +317,9 @@ func (o *Operation) InputSchema() map[string]any {
 	props := map[string]any{}
 	var required []string
 	for _, p := range o.Params {
+		if p.Fixed != nil {
+			continue // the operator's, not the caller's
+		}
 		s := jsonSchema(p.Schema, forRequest)
 		if p.Desc != "" {
 			s["description"] = p.Desc
@@ -378,6 +394,17 @@ func isObject(s *openapi3.Schema, depth int) bool {
 		}
 	}
 	return false
+}
+
+// FromIdentity names the caller's values the operation's requests carry.
+func (o *Operation) FromIdentity() []string {
+	var out []string
+	for _, p := range o.Params {
+		if p.Fixed != nil && p.Fixed.identity != "" {
+			out = append(out, fmt.Sprintf("%s %s: {{ %s }}", p.In, p.Name, p.Fixed.identity))
+		}
+	}
+	return out
 }
 
 // Description is what tools/list says of the tool.

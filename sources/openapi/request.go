@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // checkArgs validates a call's arguments against the operation before
@@ -23,6 +25,9 @@ import (
 func (o *Operation) checkArgs(args map[string]any) error {
 	known := make(map[string]*openapi3.SchemaRef, len(o.Params)+1)
 	for _, p := range o.Params {
+		if p.Fixed != nil {
+			continue
+		}
 		known[p.Property] = p.Schema
 		if _, ok := args[p.Property]; !ok && p.Required {
 			return fmt.Errorf("input %q is required", p.Property)
@@ -103,14 +108,24 @@ func plainJSON(v any) any {
 // newRequest builds the HTTP request of one call: the path with its
 // parameters (each confined to its segment), the query, headers, cookies
 // and body. base is the server URL the path is appended to.
-func (o *Operation) newRequest(ctx context.Context, base *url.URL, args map[string]any) (*http.Request, error) {
+func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipeline.Call) (*http.Request, error) {
+	args := call.Inputs
 	p := o.Path
 	var query, cookies []string
 	header := http.Header{}
 	for _, prm := range o.Params {
-		v, ok := args[prm.Property]
-		if !ok {
-			continue
+		var v any
+		if prm.Fixed != nil {
+			fv, err := prm.Fixed.value(call)
+			if err != nil {
+				return nil, err
+			}
+			v = fv
+		} else {
+			var ok bool
+			if v, ok = args[prm.Property]; !ok {
+				continue
+			}
 		}
 		enc, err := prm.encode(v)
 		if err != nil {

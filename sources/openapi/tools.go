@@ -34,6 +34,9 @@ type Config struct {
 	// CacheOperations are globs (as Include's) over further operations
 	// whose results are cached, whatever their method.
 	CacheOperations []string
+	// Set fixes parameters by name (`set <param> <value>`): a literal, or
+	// {{ auth.subject }} / {{ auth.claims.NAME }} of the verified caller.
+	Set map[string]string
 }
 
 // Tools returns one tool per operation of doc that cfg selects, each with
@@ -45,6 +48,16 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 	}
 	for _, c := range cfg.Credentials {
 		cfg.Reserved.Add(c.Reserves())
+	}
+	if len(cfg.Set) > 0 {
+		cfg.Fixed = make(map[string]fixedValue, len(cfg.Set))
+		for name, text := range cfg.Set {
+			f, err := parseFixed(text)
+			if err != nil {
+				return nil, fmt.Errorf("set %s: %v", name, err)
+			}
+			cfg.Fixed[name] = f
+		}
 	}
 	ops, err := Operations(doc, cfg.Options)
 	if err != nil {
@@ -60,6 +73,19 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 	if client == nil {
 		client = upstream.NewClient(upstream.Transport)
 	}
+	used := map[string]bool{}
+	for _, o := range ops {
+		for _, p := range o.Params {
+			if p.Fixed != nil {
+				used[p.Name] = true
+			}
+		}
+	}
+	for name := range cfg.Set {
+		if !used[name] {
+			return nil, fmt.Errorf("set %s: no selected operation has a parameter of that name", name)
+		}
+	}
 	tools := make([]*pipeline.Tool, 0, len(ops))
 	for _, o := range ops {
 		in, err := json.Marshal(o.InputSchema())
@@ -67,20 +93,21 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 			return nil, fmt.Errorf("%s: input schema: %v", o.Origin(), err)
 		}
 		t := &pipeline.Tool{
-			Name:        o.Tool,
-			Title:       o.Op.Summary,
-			Description: o.Description(),
-			InputSchema: in,
-			Annotations: o.Annotations(),
-			Aliases:     o.Aliases,
-			Source:      cfg.Prefix,
+			Name:         o.Tool,
+			Title:        o.Op.Summary,
+			Description:  o.Description(),
+			InputSchema:  in,
+			Annotations:  o.Annotations(),
+			Aliases:      o.Aliases,
+			Source:       cfg.Prefix,
+			FromIdentity: o.FromIdentity(),
 			Executor: &Executor{Op: o, Base: base, Client: client, Credentials: cfg.Credentials,
 				Retry: cfg.Retry, Breaker: cfg.Breaker, MaxResponseSize: cfg.MaxResponseSize, Timeout: cfg.Timeout,
 				RespectCacheControl: cfg.CacheRespect, perCaller: perCaller},
 		}
 		forced := len(cfg.CacheOperations) > 0 && (Options{Include: cfg.CacheOperations}).selects(o.Method, o.Path, o.Op)
 		if cfg.CacheTTL > 0 && (o.Method == http.MethodGet || o.Method == http.MethodHead || forced) {
-			t.Cache = &pipeline.CachePolicy{TTL: cfg.CacheTTL, Shared: !perCaller}
+			t.Cache = &pipeline.CachePolicy{TTL: cfg.CacheTTL, Shared: !perCaller && len(t.FromIdentity) == 0}
 		}
 		if out := o.OutputSchema(); out != nil {
 			if t.OutputSchema, err = json.Marshal(out); err != nil {
