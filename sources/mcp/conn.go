@@ -307,7 +307,8 @@ func (c *conn) connectHTTP(ctx context.Context, kind string) (*session, error) {
 	if kind == TransportSSE {
 		tr, err = transport.NewSSE(c.set.url, transport.WithHTTPClient(hc))
 	} else {
-		tr, err = transport.NewStreamableHTTP(c.set.url, transport.WithHTTPBasicClient(hc))
+		// The GET stream brings the server's notifications (tools/list_changed).
+		tr, err = transport.NewStreamableHTTP(c.set.url, transport.WithHTTPBasicClient(hc), transport.WithContinuousListening())
 	}
 	if err != nil {
 		return nil, err
