@@ -3,12 +3,19 @@ package caddymodule
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +23,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // MCP sources are tested against a real upstream MCP server: the MCP
@@ -277,5 +285,133 @@ func TestMCPSourceStdioEndToEnd(t *testing.T) {
 	}
 	if n := groupMembers(t, replaced); n != 0 || mcpChild(t) != 0 {
 		t.Errorf("after stop: %d processes left in the child's group", n)
+	}
+}
+
+// startEverythingHTTP runs server-everything over HTTP (mode
+// streamableHttp or sse) on a free loopback port and returns its base URL
+// once it listens.
+func startEverythingHTTP(t *testing.T, mode string) string {
+	t.Helper()
+	node, script := everything(t)
+	port := freePort(t)
+	cmd := exec.Command(node, script, mode)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	waitFor(t, "server-everything to listen", func() bool {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return base
+}
+
+// TestMCPSourceHTTPEndToEnd: server-everything over streamable HTTP and
+// over SSE (transport auto finds it), and an mcp-go server that wants a
+// bearer token and a header: the credential reaches it, its JSON-RPC
+// error is -32000 with its message, and results pass through unchanged.
+func TestMCPSourceHTTPEndToEnd(t *testing.T) {
+	streamable := startEverythingHTTP(t, "streamableHttp")
+	sse := startEverythingHTTP(t, "sse")
+
+	var auth atomic.Value
+	up := server.NewMCPServer("up", "1")
+	up.AddTool(mcp.NewTool("fail"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, errors.New("the disk is on fire")
+	})
+	up.AddTool(mcp.NewTool("meta"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		r := mcp.NewToolResultText("with meta")
+		r.Meta = mcp.NewMetaFromMap(map[string]any{"trace": "abc"})
+		return r, nil
+	})
+	h := server.NewStreamableHTTPServer(up)
+	secured := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth.Store(r.Header.Get("Authorization") + "|" + r.Header.Get("X-Tenant"))
+		if r.Header.Get("Authorization") != "Bearer up-secret" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(secured.Close)
+	t.Setenv("EDGEMCP_TEST_UP_TOKEN", "up-secret")
+
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source ev mcp %s/mcp {
+			transport streamable
+		}
+		source old mcp %s/sse
+		source sec mcp %s/mcp {
+			credential bearer {env.EDGEMCP_TEST_UP_TOKEN}
+			header X-Tenant t1
+			timeout 10s
+			required
+		}
+	}
+}`, streamable, sse, secured.URL))
+	s := g.rawSession(t, "2025-06-18")
+	for _, name := range []string{"ev_echo", "old_echo"} {
+		if r := s.call(t, name, map[string]any{"message": "over http"}).tool(t); len(r.Content) != 1 || r.Content[0].Text != "Echo: over http" {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
+	if r := s.call(t, "ev_get-structured-content", map[string]any{"location": "New York"}).tool(t); string(r.StructuredContent["temperature"]) != "33" {
+		t.Errorf("structuredContent over streamable HTTP: %+v", r)
+	}
+	r := s.call(t, "sec_fail", map[string]any{})
+	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "the disk is on fire") {
+		t.Errorf("upstream JSON-RPC error: %+v", r.Error)
+	}
+	if got, _ := auth.Load().(string); got != "Bearer up-secret|t1" {
+		t.Errorf("the secured server saw %q", got)
+	}
+	if r := s.call(t, "sec_meta", map[string]any{}); r.Error != nil || !strings.Contains(string(r.Result), `"_meta":{"trace":"abc"}`) {
+		t.Errorf("_meta: %s %+v", r.Result, r.Error)
+	}
+}
+
+// TestMCPSourceLoadErrors: a required server that cannot be started or
+// reached fails the load naming the source; the Caddyfile refuses bad
+// settings with the line.
+func TestMCPSourceLoadErrors(t *testing.T) {
+	for _, tc := range []struct{ cfg, want string }{
+		{"source x mcp stdio /nonexistent/mcp-server {\n\t\t\trequired\n\t\t}", "/nonexistent/mcp-server"},
+		{fmt.Sprintf("source x mcp http://127.0.0.1:%d/mcp {\n\t\t\trequired\n\t\t}", freePort(t)), "connection refused"},
+	} {
+		g := &gateway{t: t, port: freePort(t)}
+		caddyMu.Lock()
+		err := g.load("SITE {\n\tmcp /mcp {\n\t\t" + tc.cfg + "\n\t}\n}")
+		_ = caddy.Stop()
+		caddyMu.Unlock()
+		if err == nil || !strings.Contains(err.Error(), `source "x"`) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.cfg, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ cfg, want string }{
+		{"source x mcp", "usage: source <name> mcp stdio <command>"},
+		{"source x mcp stdio", "usage: source <name> mcp stdio <command>"},
+		{"source x mcp ftp://x", "not an http or https URL"},
+		{"source x mcp stdio ./s {\n\t\t\tenv A\n\t\t}", "env needs a variable name and a value"},
+		{"source x mcp stdio ./s {\n\t\t\trestart_backoff soon\n\t\t}", "restart_backoff"},
+		{"source x mcp stdio ./s {\n\t\t\ttransport sse\n\t\t}", "transport is for HTTP servers"},
+		{"source x mcp http://x {\n\t\t\tcwd /tmp\n\t\t}", "cwd is for stdio servers"},
+		{"source x mcp http://x {\n\t\t\tretries 2\n\t\t}", `unrecognized sub-directive "retries"`},
+		{"source x mcp http://x {\n\t\t\tcredential magic\n\t\t}", `unknown kind "magic"`},
+	} {
+		got := adaptForTest(t, ":8080 {\n\tmcp {\n\t\t"+tc.cfg+"\n\t}\n}\n")
+		if !strings.HasPrefix(got, "error: ") || !strings.Contains(got, tc.want) || !strings.Contains(got, "Caddyfile:") {
+			t.Errorf("%q: %s, want an error with %q and the line", tc.cfg, got, tc.want)
+		}
 	}
 }

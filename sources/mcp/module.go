@@ -302,6 +302,8 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("transport: want streamable, sse or auto")
 			}
 			s.Transport = v
+		case "credential", "header":
+			return d.Errf("mcp stdio source: %s is for HTTP servers; give a child its secrets with env", sub)
 		default:
 			if stdio {
 				return d.Errf("mcp stdio source: unrecognized sub-directive %q (want env, cwd, restart_backoff, timeout, required)", sub)
