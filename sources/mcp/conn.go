@@ -50,6 +50,7 @@ type conn struct {
 	mu    sync.Mutex
 	sess  *session
 	tools []listedTool
+	vers  int64 // counts the tool lists set
 	subs  map[*Source]func()
 
 	connectMu sync.Mutex // one connect at a time
@@ -127,10 +128,16 @@ func (c *conn) changed() {
 	}
 }
 
-func (c *conn) listed() []listedTool {
+func (c *conn) listed() ([]listedTool, int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.tools
+	return c.tools, c.vers
+}
+
+func (c *conn) version() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.vers
 }
 
 // current is the session, or nil while the server is down.
@@ -173,6 +180,7 @@ func (c *conn) ensure(ctx context.Context) (*session, error) {
 		return nil, errors.New("the MCP source is stopped")
 	}
 	c.sess, c.tools = s, tools
+	c.vers++
 	c.mu.Unlock()
 	c.log.Info("MCP server connected", zap.String("server", c.set.describe()), zap.Int("tools", len(tools)))
 	if s.cmd != nil {
@@ -522,6 +530,7 @@ func (c *conn) relist(s *session) {
 		return
 	}
 	c.tools = tools
+	c.vers++
 	c.mu.Unlock()
 	c.changed()
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -71,6 +72,7 @@ type Source struct {
 	key  string
 	conn *conn
 	log  *zap.Logger
+	seen *atomic.Int64 // the version of the tool list Tools returned last
 }
 
 var (
@@ -91,6 +93,7 @@ func (Source) CaddyModule() caddy.ModuleInfo {
 // its child and session across reloads.
 func (s *Source) Provision(ctx caddy.Context) error {
 	s.log = ctx.Logger()
+	s.seen = new(atomic.Int64)
 	set, err := s.settings(caddy.NewReplacer())
 	if err != nil {
 		return err
@@ -127,15 +130,22 @@ func (s *Source) Cleanup() error {
 // a reconnect after the server was down and a restarted child bring the new
 // tool list without a reload.
 func (s *Source) OnChange(changed func()) {
-	if s.conn != nil {
-		s.conn.subscribe(s, changed)
+	if s.conn == nil {
+		return
+	}
+	s.conn.subscribe(s, changed)
+	// Tools that arrived between the gateway's Tools and this call would
+	// otherwise wait for the next change.
+	if s.conn.version() != s.seen.Load() {
+		go changed()
 	}
 }
 
 // Tools implements pipeline.Source: the server's tools as it listed them
 // last, none while it has not been reached.
 func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
-	listed := s.conn.listed()
+	listed, version := s.conn.listed()
+	s.seen.Store(version)
 	tools := make([]*pipeline.Tool, 0, len(listed))
 	seen := map[string]string{}
 	for _, lt := range listed {
@@ -197,6 +207,7 @@ func (s *Source) settings(repl *caddy.Replacer) (*settings, error) {
 			set.env = append(set.env, k+"="+x(v))
 		}
 		set.dir = x(s.Dir)
+		set.built.Timeout = time.Duration(s.Timeout)
 	case TransportStreamable, TransportSSE, TransportAuto:
 		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Dir != "" {
 			return nil, fmt.Errorf("mcp: command, env and cwd are for stdio servers")

@@ -15,6 +15,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/sources/upstream"
@@ -47,6 +49,10 @@ func newMCPServer() *server.MCPServer {
 				return mcp.NewToolResultText(req.GetString("msg", "")), nil
 			})
 	}
+	m.AddTool(mcp.NewTool("slow"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-ctx.Done() // answers only when the call is given up
+		return nil, ctx.Err()
+	})
 	m.AddTool(mcp.NewTool("fail"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, errors.New("the disk is on fire")
 	})
@@ -137,17 +143,17 @@ func TestHTTPSource(t *testing.T) {
 	up := startUpstream(t, "")
 	s := httpSource(up.url())
 	provision(t, s)
-	var changes atomic.Int64
-	s.OnChange(func() { changes.Add(1) })
 	tools, err := s.Tools("up")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var changes atomic.Int64
+	s.OnChange(func() { changes.Add(1) })
 	var names []string
 	for _, tl := range tools {
 		names = append(names, tl.Name+"="+strings.Join(tl.Aliases, ","))
 	}
-	if got := strings.Join(names, " "); got != "up_echo_a=echo.a up_echo_b=echo.b up_echo_c=echo.c up_fail=fail" {
+	if got := strings.Join(names, " "); got != "up_echo_a=echo.a up_echo_b=echo.b up_echo_c=echo.c up_fail=fail up_slow=slow" {
 		t.Errorf("tools over 2 pages: %s", got)
 	}
 	if tools[0].Description != "echoes a" || !strings.Contains(string(tools[0].InputSchema), `"msg"`) {
@@ -214,7 +220,7 @@ func TestHTTPSourceDownAtLoad(t *testing.T) {
 	waitUntil(t, "the tools to arrive", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(seen) > 0 && seen[len(seen)-1] == 4
+		return len(seen) > 0 && seen[len(seen)-1] == 5
 	})
 }
 
@@ -243,5 +249,62 @@ func TestHTTPSourceReconnects(t *testing.T) {
 	res, err = call(t, tools, "up_echo_a", map[string]any{"msg": "4"})
 	if err != nil || res["content"].([]any)[0].(map[string]any)["text"] != "4" {
 		t.Errorf("after the session was forgotten: %v %v", res, err)
+	}
+}
+
+// TestTimeout: timeout bounds a call the server does not answer.
+func TestTimeout(t *testing.T) {
+	up := startUpstream(t, "")
+	s := httpSource(up.url())
+	s.Timeout = caddy.Duration(200 * time.Millisecond)
+	provision(t, s)
+	tools, _ := s.Tools("up")
+	_, err := call(t, tools, "up_slow", nil)
+	var safe pipeline.SafeError
+	if !errors.As(err, &safe) || safe.SafeMessage() != "the MCP server did not answer in time" {
+		t.Errorf("slow: %v", err)
+	}
+}
+
+// TestChangeBeforeOnChange: tools that arrive after the gateway read the
+// (empty) list but before it subscribed are announced at once.
+func TestChangeBeforeOnChange(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	s := httpSource("http://" + addr + "/mcp")
+	provision(t, s)
+	if tools, _ := s.Tools("up"); len(tools) != 0 {
+		t.Fatalf("%d tools while down", len(tools))
+	}
+	startUpstream(t, addr)
+	waitUntil(t, "the background connect", func() bool { v := s.conn.version(); return v > 0 })
+	called := make(chan struct{})
+	s.OnChange(func() { close(called) })
+	select {
+	case <-called:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the tools that arrived before OnChange were never announced")
+	}
+}
+
+// TestStderrLines: a child's stderr reaches the log a line at a time.
+func TestStderrLines(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	l := &lineLogger{log: zap.New(core)}
+	for _, chunk := range []string{"first li", "ne\nsecond line\r\n", "\nthird"} {
+		if _, err := l.Write([]byte(chunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, e := range logs.All() {
+		got = append(got, e.ContextMap()["line"].(string))
+	}
+	if strings.Join(got, "|") != "first line|second line" {
+		t.Errorf("logged %q", got)
 	}
 }
