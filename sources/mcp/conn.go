@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/sources/upstream"
@@ -268,8 +269,10 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 	case TransportStdio:
 		return c.connectStdio(ctx)
 	case TransportAuto:
+		// A 4xx to the first POST marks an HTTP+SSE server (the MCP
+		// specification's backwards compatibility rule).
 		s, err := c.connectHTTP(ctx, TransportStreamable)
-		if err == nil || isUnreachable(err) {
+		if !errors.Is(err, transport.ErrLegacySSEServer) {
 			return s, err
 		}
 		c.log.Debug("MCP server did not take a streamable HTTP session: trying SSE", zap.String("server", c.set.url), zap.Error(err))
@@ -295,7 +298,7 @@ func (c *conn) connectStdio(ctx context.Context) (*session, error) {
 	}
 	stderr := &lineLogger{log: c.log.With(zap.String("server", set.command))}
 	tr := transport.NewStdioWithOptions(set.command, set.env, set.args,
-		transport.WithCommandFunc(mk), transport.WithCommandStderrWriter(stderr))
+		transport.WithCommandFunc(mk), transport.WithCommandStderrWriter(stderr), transport.WithCommandLogger(c.slog()))
 	s.tr = tr
 	if err := tr.Start(context.Background()); err != nil {
 		return nil, err
@@ -313,10 +316,11 @@ func (c *conn) connectHTTP(ctx context.Context, kind string) (*session, error) {
 	var tr transport.Interface
 	var err error
 	if kind == TransportSSE {
-		tr, err = transport.NewSSE(c.set.url, transport.WithHTTPClient(hc))
+		tr, err = transport.NewSSE(c.set.url, transport.WithHTTPClient(hc), transport.WithSSELogger(c.slog()))
 	} else {
 		// The GET stream brings the server's notifications (tools/list_changed).
-		tr, err = transport.NewStreamableHTTP(c.set.url, transport.WithHTTPBasicClient(hc), transport.WithContinuousListening())
+		tr, err = transport.NewStreamableHTTP(c.set.url, transport.WithHTTPBasicClient(hc), transport.WithContinuousListening(),
+			transport.WithHTTPLogger(c.slog()))
 	}
 	if err != nil {
 		return nil, err
@@ -331,6 +335,11 @@ func (c *conn) connectHTTP(ctx context.Context, kind string) (*session, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// slog is the source's log for mcp-go's transports.
+func (c *conn) slog() *slog.Logger {
+	return slog.New(zapslog.NewHandler(c.log.With(zap.String("server", c.set.describe())).Core()))
 }
 
 // initialize runs the handshake and listens for tools/list_changed.
@@ -424,13 +433,6 @@ func notSent(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, transport.ErrSessionTerminated) ||
 		strings.Contains(err.Error(), "failed to write request")
-}
-
-// isUnreachable: nothing answered at the address.
-func isUnreachable(err error) bool {
-	var dns *net.DNSError
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.As(err, &dns)
 }
 
 // rpcError is the server's JSON-RPC error: its message is the server's
