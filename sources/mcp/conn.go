@@ -66,6 +66,9 @@ type session struct {
 	cmd    *exec.Cmd // stdio only
 	start  time.Time
 	nextID atomic.Int64
+	// broken is set when the stdio transport closed: the child closed
+	// its output, and is exiting if it has not yet.
+	broken atomic.Bool
 	closed sync.Once
 }
 
@@ -361,7 +364,7 @@ func (s *session) initialize(ctx context.Context, c *conn) error {
 
 // exited reports whether the child of a stdio session is gone.
 func (s *session) exited() bool {
-	return s.cmd != nil && s.cmd.Process != nil && hasExited(s.cmd.Process.Pid)
+	return s.cmd != nil && s.cmd.Process != nil && (s.broken.Load() || hasExited(s.cmd.Process.Pid))
 }
 
 // close ends the session; for stdio the child's process group gets
@@ -420,6 +423,9 @@ func (s *session) request(ctx context.Context, method string, params any) (resul
 		Params:  params,
 	})
 	if err != nil {
+		if errors.Is(err, transport.ErrTransportClosed) {
+			s.broken.Store(true)
+		}
 		return nil, !notSent(err), err
 	}
 	if res.Error != nil {
