@@ -295,7 +295,7 @@ func (c *conn) connectStdio(ctx context.Context) (*session, error) {
 		cmd := exec.Command(command, args...)
 		cmd.Env = append(os.Environ(), env...)
 		cmd.Dir = set.dir
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		ownGroup(cmd)
 		s.cmd = cmd
 		return cmd, nil
 	}
@@ -378,7 +378,7 @@ func (s *session) close() {
 			return
 		}
 		pgid := s.cmd.Process.Pid
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		terminateGroup(pgid)
 		done := make(chan struct{})
 		go func() {
 			_ = s.tr.Close() // closes stdin and reaps the child
@@ -394,15 +394,15 @@ func (s *session) close() {
 		}
 		// What is left of the group (the child's own children) has until
 		// the end of the grace period.
-		for !expired && syscall.Kill(-pgid, 0) == nil {
+		for !expired && groupAlive(pgid) {
 			select {
 			case <-grace.C:
 				expired = true
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
-		if syscall.Kill(-pgid, 0) == nil {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		if groupAlive(pgid) {
+			killGroup(pgid)
 		}
 		<-done
 	})
