@@ -8,5 +8,6 @@ import (
 	_ "github.com/edgemcp/edgemcp/connectors/redis"
 	_ "github.com/edgemcp/edgemcp/connectors/sqlite"
 	_ "github.com/edgemcp/edgemcp/sources/graphql"
+	_ "github.com/edgemcp/edgemcp/sources/mcp"
 	_ "github.com/edgemcp/edgemcp/sources/openapi"
 )

@@ -32,14 +32,14 @@ var sourceName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,31}$`)
 // belongs to the source module.
 func (h *Handler) parseSourceDirective(d *caddyfile.Dispenser) error {
 	if !d.NextArg() {
-		return d.Errf("usage: source <name> <type> ... { ... } (types: openapi, graphql, or one added with xcaddy)")
+		return d.Errf("usage: source <name> <type> ... { ... } (types: openapi, graphql, mcp, or one added with xcaddy)")
 	}
 	name := d.Val()
 	if !sourceName.MatchString(name) {
 		return d.Errf("source %q: the name starts its tools' names, so it must match %s", name, sourceName)
 	}
 	if !d.NextArg() {
-		return d.Errf("source %q: missing type (openapi, graphql, ...)", name)
+		return d.Errf("source %q: missing type (openapi, graphql, mcp, ...)", name)
 	}
 	typ := d.Val()
 	for _, other := range h.Sources {
@@ -48,7 +48,7 @@ func (h *Handler) parseSourceDirective(d *caddyfile.Dispenser) error {
 		}
 	}
 	if _, err := caddy.GetModule("mcp.sources." + typ); err != nil {
-		return d.Errf("source %q: unknown type %q (built in: openapi, graphql; others are added with xcaddy --with)", name, typ)
+		return d.Errf("source %q: unknown type %q (built in: openapi, graphql, mcp; others are added with xcaddy --with)", name, typ)
 	}
 	unm, err := caddyfile.UnmarshalModule(d, "mcp.sources."+typ)
 	if err != nil {

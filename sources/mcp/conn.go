@@ -1,0 +1,640 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/sources/upstream"
+)
+
+// pool shares connections between configs: a reload whose source settings
+// are unchanged keeps the child process and the session (README, Sources:
+// MCP servers).
+var pool = caddy.NewUsagePool()
+
+// Timeouts of the gateway's own requests and of stopping a child.
+const (
+	connectTimeout = 30 * time.Second
+	listTimeout    = 30 * time.Second
+	stopGrace      = 3 * time.Second
+)
+
+// conn is one upstream MCP server: its session (nil while it is down), the
+// tools it listed last, and who to tell when they change.
+type conn struct {
+	set *settings
+	log *zap.Logger
+
+	ctx    context.Context // ends when the connection is destroyed
+	cancel context.CancelFunc
+
+	mu    sync.Mutex
+	sess  *session
+	tools []listedTool
+	vers  int64 // counts the tool lists set
+	subs  map[*Source]func()
+
+	connectMu sync.Mutex // one connect at a time
+	reviving  atomic.Bool
+	backoff   time.Duration // next restart wait of a crashing child
+}
+
+// session is one connected client: for stdio, one child process.
+type session struct {
+	client *client.Client
+	tr     transport.Interface
+	cmd    *exec.Cmd // stdio only
+	start  time.Time
+	nextID atomic.Int64
+	// broken is set when the stdio transport closed: the child closed
+	// its output, and is exiting if it has not yet.
+	broken atomic.Bool
+	closed sync.Once
+}
+
+// open makes the connection and connects once. A server that cannot be
+// reached fails when the source is required; else it is retried in the
+// background.
+func open(set *settings, log *zap.Logger) (*conn, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &conn{set: set, log: log, ctx: ctx, cancel: cancel, subs: map[*Source]func(){}, backoff: set.backoff}
+	if _, err := c.ensure(ctx); err != nil {
+		if set.required {
+			cancel()
+			set.built.Close()
+			return nil, err
+		}
+		log.Warn("MCP server not reachable: its tools are served once a background retry connects (set required to fail the load instead)",
+			zap.String("server", set.describe()), zap.Error(err))
+		c.revive(set.backoff)
+	}
+	return c, nil
+}
+
+// Destruct implements caddy.Destructor: the last config holding the
+// connection is gone.
+func (c *conn) Destruct() error {
+	c.cancel()
+	c.mu.Lock()
+	s := c.sess
+	c.sess = nil
+	c.mu.Unlock()
+	if s != nil {
+		s.close()
+	}
+	c.set.built.Close()
+	return nil
+}
+
+func (c *conn) subscribe(src *Source, changed func()) {
+	c.mu.Lock()
+	c.subs[src] = changed
+	c.mu.Unlock()
+}
+
+func (c *conn) unsubscribe(src *Source) {
+	c.mu.Lock()
+	delete(c.subs, src)
+	c.mu.Unlock()
+}
+
+// changed tells every config using the connection to ask for its tools
+// again (pipeline.ChangeNotifier).
+func (c *conn) changed() {
+	c.mu.Lock()
+	fns := make([]func(), 0, len(c.subs))
+	for _, f := range c.subs {
+		fns = append(fns, f)
+	}
+	c.mu.Unlock()
+	for _, f := range fns {
+		f()
+	}
+}
+
+func (c *conn) listed() ([]listedTool, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tools, c.vers
+}
+
+func (c *conn) version() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.vers
+}
+
+// current is the session, or nil while the server is down.
+func (c *conn) current() *session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess
+}
+
+// ensure returns the session, connecting (and listing the tools) when
+// there is none. A new tool list is announced to the subscribers.
+func (c *conn) ensure(ctx context.Context) (*session, error) {
+	if s := c.current(); s != nil && !s.exited() {
+		return s, nil
+	}
+	c.connectMu.Lock()
+	defer c.connectMu.Unlock()
+	if s := c.current(); s != nil {
+		if !s.exited() {
+			return s, nil
+		}
+		c.drop(s)
+	}
+	if err := c.ctx.Err(); err != nil {
+		return nil, errors.New("the MCP source is stopped")
+	}
+	s, err := c.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := s.listTools(ctx)
+	if err != nil {
+		s.close()
+		return nil, fmt.Errorf("tools/list: %v", err)
+	}
+	c.mu.Lock()
+	if c.ctx.Err() != nil { // destroyed meanwhile
+		c.mu.Unlock()
+		s.close()
+		return nil, errors.New("the MCP source is stopped")
+	}
+	c.sess, c.tools = s, tools
+	c.vers++
+	c.mu.Unlock()
+	c.log.Info("MCP server connected", zap.String("server", c.set.describe()), zap.Int("tools", len(tools)))
+	if s.cmd != nil {
+		go c.watch(s)
+	}
+	c.changed()
+	return s, nil
+}
+
+// drop forgets s if it is the current session, and closes it.
+func (c *conn) drop(s *session) {
+	c.mu.Lock()
+	if c.sess == s {
+		c.sess = nil
+	}
+	c.mu.Unlock()
+	s.close()
+}
+
+// revive connects in the background, waiting c.backoff first and twice as
+// long after each failure, up to maxRestartBackoff, until it succeeds or
+// the connection is destroyed.
+func (c *conn) revive(first time.Duration) {
+	if !c.reviving.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer c.reviving.Store(false)
+		wait := first
+		for {
+			t := time.NewTimer(wait)
+			select {
+			case <-c.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(c.ctx, connectTimeout)
+			_, err := c.ensure(ctx)
+			cancel()
+			if err == nil || c.ctx.Err() != nil {
+				return
+			}
+			c.log.Debug("MCP server still not reachable", zap.String("server", c.set.describe()), zap.Error(err))
+			wait = min(wait*2, maxRestartBackoff)
+		}
+	}()
+}
+
+// watch waits for the child of s to exit, then restarts it with backoff:
+// the wait doubles while the child keeps exiting soon after its start, and
+// starts again from restart_backoff after a child that ran a while.
+func (c *conn) watch(s *session) {
+	waitExit(s.cmd.Process.Pid)
+	if c.ctx.Err() != nil {
+		return
+	}
+	c.mu.Lock()
+	current := c.sess == s
+	if time.Since(s.start) > maxRestartBackoff {
+		c.backoff = c.set.backoff // it ran a while: start over
+	}
+	wait := c.backoff
+	if current {
+		c.backoff = min(c.backoff*2, maxRestartBackoff)
+	}
+	c.mu.Unlock()
+	if !current {
+		return // closed on purpose
+	}
+	c.log.Warn("MCP server process exited: restarting it", zap.String("server", c.set.describe()),
+		zap.Int("pid", s.cmd.Process.Pid), zap.Duration("backoff", wait))
+	// The tools stay listed: a call in the meantime starts the child
+	// again at once.
+	c.drop(s)
+	c.revive(wait)
+}
+
+// connect starts a session: the child for stdio, the HTTP transport else,
+// then the initialize handshake.
+func (c *conn) connect(ctx context.Context) (*session, error) {
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	switch c.set.transport {
+	case TransportStdio:
+		return c.connectStdio(ctx)
+	case TransportAuto:
+		// A 4xx to the first POST marks an HTTP+SSE server (the MCP
+		// specification's backwards compatibility rule).
+		s, err := c.connectHTTP(ctx, TransportStreamable)
+		if !errors.Is(err, transport.ErrLegacySSEServer) {
+			return s, err
+		}
+		c.log.Debug("MCP server did not take a streamable HTTP session: trying SSE", zap.String("server", c.set.url), zap.Error(err))
+		return c.connectHTTP(ctx, TransportSSE)
+	default:
+		return c.connectHTTP(ctx, c.set.transport)
+	}
+}
+
+func (c *conn) connectStdio(ctx context.Context) (*session, error) {
+	s := &session{}
+	set := c.set
+	// The child gets its own process group, so that stopping it ends its
+	// own children too; it is not tied to ctx, which only bounds the
+	// handshake.
+	mk := func(_ context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+		cmd := exec.Command(command, args...)
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Dir = set.dir
+		ownGroup(cmd)
+		s.cmd = cmd
+		return cmd, nil
+	}
+	stderr := &lineLogger{log: c.log.With(zap.String("server", set.command))}
+	tr := transport.NewStdioWithOptions(set.command, set.env, set.args,
+		transport.WithCommandFunc(mk), transport.WithCommandStderrWriter(stderr), transport.WithCommandLogger(c.slog()))
+	s.tr = tr
+	if err := tr.Start(context.Background()); err != nil {
+		return nil, err
+	}
+	s.start = time.Now()
+	if err := s.initialize(ctx, c); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (c *conn) connectHTTP(ctx context.Context, kind string) (*session, error) {
+	hc := upstream.NewClient(&credentialTransport{base: http.DefaultTransport, creds: c.set.built.Credentials})
+	var tr transport.Interface
+	var err error
+	if kind == TransportSSE {
+		tr, err = transport.NewSSE(c.set.url, transport.WithHTTPClient(hc), transport.WithSSELogger(c.slog()))
+	} else {
+		// The GET stream brings the server's notifications (tools/list_changed).
+		tr, err = transport.NewStreamableHTTP(c.set.url, transport.WithHTTPBasicClient(hc), transport.WithContinuousListening(),
+			transport.WithHTTPLogger(c.slog()))
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &session{tr: tr, start: time.Now()}
+	// The SSE stream lives as long as the session, not the handshake.
+	if err := tr.Start(c.ctx); err != nil {
+		return nil, err
+	}
+	if err := s.initialize(ctx, c); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// slog is the source's log for mcp-go's transports.
+func (c *conn) slog() *slog.Logger {
+	return slog.New(zapslog.NewHandler(c.log.With(zap.String("server", c.set.describe())).Core()))
+}
+
+// initialize runs the handshake and listens for tools/list_changed.
+func (s *session) initialize(ctx context.Context, c *conn) error {
+	s.client = client.NewClient(s.tr, client.WithLegacyProtocolOnly())
+	if err := s.client.Start(ctx); err != nil {
+		return err
+	}
+	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			go c.relist(s)
+		}
+	})
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "edgemcp", Version: "1"}
+	_, err := s.client.Initialize(ctx, req)
+	return err
+}
+
+// exited reports whether the child of a stdio session is gone.
+func (s *session) exited() bool {
+	return s.cmd != nil && s.cmd.Process != nil && (s.broken.Load() || hasExited(s.cmd.Process.Pid))
+}
+
+// close ends the session; for stdio the child's process group gets
+// SIGTERM, and SIGKILL after stopGrace if any of it is left.
+func (s *session) close() {
+	s.closed.Do(func() {
+		if s.cmd == nil || s.cmd.Process == nil {
+			if s.tr != nil {
+				_ = s.tr.Close()
+			}
+			return
+		}
+		pgid := s.cmd.Process.Pid
+		terminateGroup(pgid)
+		done := make(chan struct{})
+		go func() {
+			_ = s.tr.Close() // closes stdin and reaps the child
+			close(done)
+		}()
+		grace := time.NewTimer(stopGrace)
+		defer grace.Stop()
+		expired := false
+		select {
+		case <-done:
+		case <-grace.C:
+			expired = true
+		}
+		// What is left of the group (the child's own children) has until
+		// the end of the grace period.
+		for !expired && groupAlive(pgid) {
+			select {
+			case <-grace.C:
+				expired = true
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		if groupAlive(pgid) {
+			killGroup(pgid)
+		}
+		<-done
+	})
+}
+
+// request sends one request and returns its raw result. sent is false
+// when the request surely never reached the server (the child is not
+// running, the connection was refused, the server forgot the session).
+func (s *session) request(ctx context.Context, method string, params any) (result json.RawMessage, sent bool, err error) {
+	if s.exited() {
+		return nil, false, errors.New("the MCP server process is not running")
+	}
+	id := s.nextID.Add(1)
+	res, err := s.tr.SendRequest(ctx, transport.JSONRPCRequest{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		ID:      mcp.NewRequestId(fmt.Sprintf("edgemcp-%d", id)),
+		Method:  method,
+		Params:  params,
+	})
+	if err != nil {
+		if errors.Is(err, transport.ErrTransportClosed) {
+			s.broken.Store(true)
+		}
+		return nil, !notSent(err), err
+	}
+	if res.Error != nil {
+		return nil, true, &rpcError{code: res.Error.Code, message: res.Error.Message}
+	}
+	return res.Result, true, nil
+}
+
+// notSent reports errors that show the request never reached the server.
+func notSent(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, transport.ErrSessionTerminated) ||
+		strings.Contains(err.Error(), "failed to write request")
+}
+
+// rpcError is the server's JSON-RPC error: its message is the server's
+// answer to this call, shown to the caller.
+type rpcError struct {
+	code    int
+	message string
+}
+
+func (e *rpcError) Error() string       { return fmt.Sprintf("MCP server error %d: %s", e.code, e.message) }
+func (e *rpcError) SafeMessage() string { return e.message }
+
+// listTools asks for every page of tools/list.
+func (s *session) listTools(ctx context.Context) ([]listedTool, error) {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	var all []listedTool
+	seen := map[string]bool{}
+	cursor := ""
+	for {
+		var params any
+		if cursor != "" {
+			params = map[string]any{"cursor": cursor}
+		}
+		raw, _, err := s.request(ctx, string(mcp.MethodToolsList), params)
+		if err != nil {
+			return nil, err
+		}
+		var page struct {
+			Tools      []listedTool `json:"tools"`
+			NextCursor string       `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return nil, fmt.Errorf("bad tools/list result: %v", err)
+		}
+		all = append(all, page.Tools...)
+		if page.NextCursor == "" {
+			return all, nil
+		}
+		if seen[page.NextCursor] {
+			return nil, fmt.Errorf("tools/list returned cursor %q twice", page.NextCursor)
+		}
+		seen[page.NextCursor] = true
+		cursor = page.NextCursor
+	}
+}
+
+// call forwards a tools/call. A request that never reached the server
+// (the child had exited, the connection was refused) is sent again once
+// on a new session; one that was sent is never repeated.
+func (c *conn) call(ctx context.Context, name string, args map[string]any) (json.RawMessage, error) {
+	if d := c.set.built.Timeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	params := map[string]any{"name": name, "arguments": args}
+	for attempt := 0; ; attempt++ {
+		s, err := c.ensure(ctx)
+		if err != nil {
+			return nil, upstream.Failed("the MCP server is not reachable", err)
+		}
+		raw, sent, err := s.request(ctx, string(mcp.MethodToolsCall), params)
+		if err == nil {
+			return raw, nil
+		}
+		var rpc *rpcError
+		if errors.As(err, &rpc) {
+			return nil, err
+		}
+		if !sent && attempt == 0 && ctx.Err() == nil {
+			c.log.Debug("MCP request did not reach the server: reconnecting and sending it again",
+				zap.String("server", c.set.describe()), zap.Error(err))
+			c.drop(s)
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil, upstream.Failed("the MCP server did not answer in time", err)
+		}
+		return nil, upstream.Failed("the connection to the MCP server failed during the call", err)
+	}
+}
+
+// relist fetches the tools again after the server said they changed.
+func (c *conn) relist(s *session) {
+	tools, err := s.listTools(c.ctx)
+	if err != nil {
+		c.log.Warn("MCP server's tools/list failed after tools/list_changed", zap.String("server", c.set.describe()), zap.Error(err))
+		return
+	}
+	c.mu.Lock()
+	if c.sess != s {
+		c.mu.Unlock()
+		return
+	}
+	c.tools = tools
+	c.vers++
+	c.mu.Unlock()
+	c.changed()
+}
+
+// listedTool is one tool as the server listed it; schemas stay raw so that
+// they are published verbatim.
+type listedTool struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+	Annotations  struct {
+		Title       string `json:"title"`
+		ReadOnly    *bool  `json:"readOnlyHint"`
+		Destructive *bool  `json:"destructiveHint"`
+		Idempotent  *bool  `json:"idempotentHint"`
+		OpenWorld   *bool  `json:"openWorldHint"`
+	} `json:"annotations"`
+}
+
+// tool is lt as a gateway tool in namespace, calling through c.
+func (lt listedTool) tool(namespace string, c *conn) *pipeline.Tool {
+	name := lt.Name
+	t := &pipeline.Tool{
+		Name:         pipeline.ToolName(namespace, name),
+		Title:        lt.Title,
+		Description:  lt.Description,
+		InputSchema:  lt.InputSchema,
+		OutputSchema: lt.OutputSchema,
+		Annotations: pipeline.Annotations{ReadOnly: lt.Annotations.ReadOnly, Destructive: lt.Annotations.Destructive,
+			Idempotent: lt.Annotations.Idempotent, OpenWorld: lt.Annotations.OpenWorld},
+		Executor: pipeline.ExecutorFunc(func(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
+			raw, err := c.call(ctx, name, call.Inputs)
+			if err != nil {
+				return nil, err
+			}
+			return &pipeline.Result{Native: raw}, nil
+		}),
+	}
+	if t.Title == "" {
+		t.Title = lt.Annotations.Title
+	}
+	if len(t.InputSchema) == 0 || bytes.Equal(t.InputSchema, []byte("null")) {
+		t.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	if bytes.Equal(t.OutputSchema, []byte("null")) {
+		t.OutputSchema = nil
+	}
+	if t.Name != name {
+		t.Aliases = []string{name}
+	}
+	return t
+}
+
+// credentialTransport adds the source's credentials and headers to every
+// request of its HTTP session.
+type credentialTransport struct {
+	base  http.RoundTripper
+	creds []upstream.Credential
+}
+
+func (t *credentialTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for _, c := range t.creds {
+		if err := c.Apply(req.Context(), req, nil); err != nil {
+			return nil, err
+		}
+	}
+	return t.base.RoundTrip(req)
+}
+
+// lineLogger writes a child's stderr to the log, a line an entry.
+type lineLogger struct {
+	log  *zap.Logger
+	mu   sync.Mutex
+	part []byte
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.part = append(l.part, p...)
+	for {
+		i := bytes.IndexByte(l.part, '\n')
+		if i < 0 {
+			break
+		}
+		if line := strings.TrimRight(string(l.part[:i]), "\r"); line != "" {
+			l.log.Info("MCP server stderr", zap.String("line", line))
+		}
+		l.part = l.part[i+1:]
+	}
+	if len(l.part) > 4096 { // a line without end: log what came
+		l.log.Info("MCP server stderr", zap.String("line", string(l.part)))
+		l.part = nil
+	}
+	return len(p), nil
+}

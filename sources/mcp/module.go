@@ -1,0 +1,326 @@
+// Package mcp is the guest module mcp.sources.mcp: an upstream MCP server,
+// started as a child process over stdio or reached over HTTP, whose tools
+// the gateway serves in the source's namespace (README, Sources: MCP
+// servers).
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/sources/upstream"
+)
+
+func init() {
+	caddy.RegisterModule(Source{})
+}
+
+// Transports a source may name.
+const (
+	TransportStdio      = "stdio"
+	TransportStreamable = "streamable"
+	TransportSSE        = "sse"
+	TransportAuto       = "auto"
+)
+
+// Restart backoff of a stdio child that exited (README, Sources: MCP
+// servers): restart_backoff, doubled after each quick crash up to
+// maxRestartBackoff.
+const (
+	defaultRestartBackoff = time.Second
+	maxRestartBackoff     = 30 * time.Second
+)
+
+// Source is `source <name> mcp stdio <command> [args...] { ... }` or
+// `source <name> mcp <url> { ... }`.
+type Source struct {
+	// Transport is stdio, streamable, sse or auto (streamable, falling
+	// back to SSE when the server does not speak it). Empty: stdio when
+	// Command is set, else auto.
+	Transport string `json:"transport,omitempty"`
+
+	// Command and Args start the child of a stdio source.
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Env is added to the gateway's environment for the child.
+	Env map[string]string `json:"env,omitempty"`
+	// Dir is the child's working directory.
+	Dir string `json:"cwd,omitempty"`
+	// RestartBackoff is the first wait before a crashed child is started
+	// again (default 1s, doubled up to 30s while it keeps crashing).
+	RestartBackoff caddy.Duration `json:"restart_backoff,omitempty"`
+
+	// URL is the endpoint of an HTTP source.
+	URL string `json:"url,omitempty"`
+
+	// Required fails the load when the server cannot be reached.
+	// Otherwise the source serves no tools until a background retry
+	// connects, and then brings them (pipeline.ChangeNotifier).
+	Required bool `json:"required,omitempty"`
+
+	upstream.Config
+
+	key  string
+	conn *conn
+	log  *zap.Logger
+	seen *atomic.Int64 // the version of the tool list Tools returned last
+}
+
+var (
+	_ caddy.Provisioner       = (*Source)(nil)
+	_ caddy.CleanerUpper      = (*Source)(nil)
+	_ caddyfile.Unmarshaler   = (*Source)(nil)
+	_ pipeline.Source         = (*Source)(nil)
+	_ pipeline.ChangeNotifier = (*Source)(nil)
+)
+
+// CaddyModule returns the Caddy module information.
+func (Source) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "mcp.sources.mcp", New: func() caddy.Module { return new(Source) }}
+}
+
+// Provision connects to the server, or takes the connection an earlier
+// config with the same source settings holds: an unchanged source keeps
+// its child and session across reloads.
+func (s *Source) Provision(ctx caddy.Context) error {
+	s.log = ctx.Logger()
+	s.seen = new(atomic.Int64)
+	set, err := s.settings(caddy.NewReplacer())
+	if err != nil {
+		return err
+	}
+	key, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	s.key = string(key)
+	val, _, err := pool.LoadOrNew(s.key, func() (caddy.Destructor, error) {
+		return open(set, s.log)
+	})
+	if err != nil {
+		return fmt.Errorf("mcp %s: %v", set.describe(), err)
+	}
+	s.conn = val.(*conn)
+	return nil
+}
+
+// Cleanup lets go of the connection; the last config to hold it stops it
+// (the child's whole process group is ended).
+func (s *Source) Cleanup() error {
+	if s.conn != nil {
+		s.conn.unsubscribe(s)
+	}
+	if s.key != "" {
+		_, err := pool.Delete(s.key)
+		return err
+	}
+	return nil
+}
+
+// OnChange implements pipeline.ChangeNotifier: the server's tools/list_changed,
+// a reconnect after the server was down and a restarted child bring the new
+// tool list without a reload.
+func (s *Source) OnChange(changed func()) {
+	if s.conn == nil {
+		return
+	}
+	s.conn.subscribe(s, changed)
+	// Tools that arrived between the gateway's Tools and this call would
+	// otherwise wait for the next change.
+	if s.conn.version() != s.seen.Load() {
+		go changed()
+	}
+}
+
+// Tools implements pipeline.Source: the server's tools as it listed them
+// last, none while it has not been reached.
+func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
+	listed, version := s.conn.listed()
+	s.seen.Store(version)
+	tools := make([]*pipeline.Tool, 0, len(listed))
+	seen := map[string]string{}
+	for _, lt := range listed {
+		t := lt.tool(namespace, s.conn)
+		if other, dup := seen[t.Name]; dup {
+			return nil, fmt.Errorf("mcp %s: tools %q and %q are both named %q in namespace %q", s.conn.set.describe(), other, lt.Name, t.Name, namespace)
+		}
+		seen[t.Name] = lt.Name
+		tools = append(tools, t)
+	}
+	return tools, nil
+}
+
+// settings is a Source with placeholders expanded and defaults applied.
+type settings struct {
+	transport string
+	command   string
+	args      []string
+	env       []string
+	dir       string
+	backoff   time.Duration
+	url       string
+	required  bool
+	built     upstream.Built
+}
+
+func (set *settings) describe() string {
+	if set.transport == TransportStdio {
+		return set.command
+	}
+	return set.url
+}
+
+func (s *Source) settings(repl *caddy.Replacer) (*settings, error) {
+	x := func(v string) string { return repl.ReplaceKnown(v, "") }
+	set := &settings{transport: s.Transport, required: s.Required, backoff: time.Duration(s.RestartBackoff)}
+	if set.backoff <= 0 {
+		set.backoff = defaultRestartBackoff
+	}
+	if set.transport == "" {
+		set.transport = TransportAuto
+		if s.Command != "" {
+			set.transport = TransportStdio
+		}
+	}
+	switch set.transport {
+	case TransportStdio:
+		if s.Command == "" || s.URL != "" {
+			return nil, fmt.Errorf("mcp: a stdio source needs a command and no url")
+		}
+		if len(s.Config.Credentials) > 0 || len(s.Config.Headers) > 0 {
+			return nil, fmt.Errorf("mcp %s: credential and header are for HTTP servers; give a stdio child its secrets with env", s.Command)
+		}
+		set.command = x(s.Command)
+		for _, a := range s.Args {
+			set.args = append(set.args, x(a))
+		}
+		for k, v := range s.Env {
+			set.env = append(set.env, k+"="+x(v))
+		}
+		set.dir = x(s.Dir)
+		set.built.Timeout = time.Duration(s.Timeout)
+	case TransportStreamable, TransportSSE, TransportAuto:
+		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Dir != "" {
+			return nil, fmt.Errorf("mcp: command, env and cwd are for stdio servers")
+		}
+		raw := x(s.URL)
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("mcp: url %q: want an http or https URL", raw)
+		}
+		if u.User != nil {
+			return nil, fmt.Errorf("mcp: url %s: put credentials in a credential, not in the URL", u.Redacted())
+		}
+		set.url = u.String()
+		built, err := s.Config.Build(repl)
+		if err != nil {
+			return nil, fmt.Errorf("mcp %s: %v", set.url, err)
+		}
+		// One session serves every caller: a credential that depends on
+		// the caller has no caller to take its secret from.
+		for _, c := range built.Credentials {
+			if _, ok := c.(upstream.CallerDependent); ok {
+				built.Close()
+				return nil, fmt.Errorf("mcp %s: credentials passthrough and per_caller are not supported by MCP sources (one session serves every caller)", set.url)
+			}
+		}
+		set.built = built
+	default:
+		return nil, fmt.Errorf("mcp: transport %q: want streamable, sse or auto", set.transport)
+	}
+	return set, nil
+}
+
+// UnmarshalCaddyfile reads `mcp stdio <command> [args...] { ... }` or
+// `mcp <url> { ... }` (the source's name has been read by the mcp
+// directive).
+func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // "mcp"
+	args := d.RemainingArgs()
+	switch {
+	case len(args) >= 2 && args[0] == TransportStdio:
+		s.Transport, s.Command, s.Args = TransportStdio, args[1], args[2:]
+	case len(args) == 1 && args[0] != TransportStdio:
+		s.URL = args[0]
+		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https" && !strings.HasPrefix(s.URL, "{")) {
+			return d.Errf("mcp source: %q is not an http or https URL (a child process is `mcp stdio <command> [args...]`)", s.URL)
+		}
+	default:
+		return d.Errf("usage: source <name> mcp stdio <command> [args...] { ... } | source <name> mcp <url> { ... }")
+	}
+	stdio := s.Transport == TransportStdio
+	for d.NextBlock(0) {
+		sub := d.Val()
+		if sub == "timeout" || (!stdio && (sub == "credential" || sub == "header")) {
+			if _, err := s.Config.UnmarshalSubdirective(d); err != nil {
+				return err
+			}
+			continue
+		}
+		switch sub {
+		case "required":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			s.Required = true
+		case "env":
+			if !stdio {
+				return d.Errf("mcp source: env is for stdio servers")
+			}
+			kv := d.RemainingArgs()
+			if len(kv) != 2 || kv[0] == "" || strings.Contains(kv[0], "=") {
+				return d.Errf("env needs a variable name and a value")
+			}
+			if s.Env == nil {
+				s.Env = map[string]string{}
+			}
+			s.Env[kv[0]] = kv[1]
+		case "cwd":
+			if !stdio {
+				return d.Errf("mcp source: cwd is for stdio servers")
+			}
+			if !d.AllArgs(&s.Dir) {
+				return d.Errf("cwd needs one directory")
+			}
+		case "restart_backoff":
+			if !stdio {
+				return d.Errf("mcp source: restart_backoff is for stdio servers")
+			}
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			dur, err := caddy.ParseDuration(v)
+			if err != nil || dur <= 0 {
+				return d.Errf("restart_backoff: %q is not a positive duration", v)
+			}
+			s.RestartBackoff = caddy.Duration(dur)
+		case "transport":
+			if stdio {
+				return d.Errf("mcp source: transport is for HTTP servers (stdio is given on the source line)")
+			}
+			var v string
+			if !d.AllArgs(&v) || (v != TransportStreamable && v != TransportSSE && v != TransportAuto) {
+				return d.Errf("transport: want streamable, sse or auto")
+			}
+			s.Transport = v
+		case "credential", "header":
+			return d.Errf("mcp stdio source: %s is for HTTP servers; give a child its secrets with env", sub)
+		default:
+			if stdio {
+				return d.Errf("mcp stdio source: unrecognized sub-directive %q (want env, cwd, restart_backoff, timeout, required)", sub)
+			}
+			return d.Errf("mcp source: unrecognized sub-directive %q (want transport, credential, header, timeout, required)", sub)
+		}
+	}
+	return nil
+}
