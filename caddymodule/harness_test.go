@@ -130,6 +130,7 @@ func (g *gateway) load(caddyfile string) error {
 	if err := caddy.Load(cfg, true); err != nil {
 		return err
 	}
+	lastReload.Store(time.Now().UnixNano())
 	// A reload closes the previous config's connections, and a port freed by
 	// an earlier test's gateway may be this one's: a keep-alive connection
 	// kept from before would fail the next POST with EOF (Go's client does

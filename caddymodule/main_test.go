@@ -3,9 +3,11 @@ package caddymodule
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +30,7 @@ import (
 func TestMain(m *testing.M) {
 	tr := http.DefaultTransport.(*http.Transport)
 	tr.DialContext, tr.DisableKeepAlives = redialOnReset, true
+	http.DefaultClient.Transport = retryAfterReload{tr}
 	regexp2.DefaultMatchTimeout = time.Second
 	os.Exit(testservices.Main(m))
 }
@@ -50,4 +53,31 @@ func redialOnReset(ctx context.Context, network, addr string) (net.Conn, error) 
 		case <-time.After(time.Duration(attempt+1) * 20 * time.Millisecond):
 		}
 	}
+}
+
+// lastReload is when the harness last (re)loaded Caddy (UnixNano).
+var lastReload atomic.Int64
+
+// retryAfterReload sends a request again, once, when the server reset its
+// connection without answering within two seconds of a reload: the old
+// config's server can take a connection just before it stops, as a real
+// client meets when a server restarts, and reconnects. Outside that window,
+// or after any answer, a failure is the test's.
+type retryAfterReload struct{ next http.RoundTripper }
+
+func (rt retryAfterReload) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := rt.next.RoundTrip(req)
+	if err == nil || !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, io.EOF) ||
+		time.Since(time.Unix(0, lastReload.Load())) > 2*time.Second || (req.Body != nil && req.GetBody == nil) {
+		return res, err
+	}
+	retry := req.Clone(req.Context())
+	if req.GetBody != nil {
+		body, gerr := req.GetBody()
+		if gerr != nil {
+			return res, err
+		}
+		retry.Body = body
+	}
+	return rt.next.RoundTrip(retry)
 }

@@ -46,6 +46,11 @@ type Source struct {
 	// source serves only its raw query tool, which answers once a
 	// background introspection succeeds.
 	Required bool `json:"required,omitempty"`
+	// Set fixes field arguments by name (the raw query tool's variables are
+	// the caller's): a literal, or {{ auth.subject }} / {{ auth.claims.NAME }}
+	// of the verified caller. A fixed argument leaves the tools' schemas and
+	// no caller can set it.
+	Set map[string]string `json:"set,omitempty"`
 
 	upstream.Config
 
@@ -196,6 +201,17 @@ func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("graphql %s: %v", s.endpoint, err)
 	}
+	fixed, err := upstream.ParseFixedArgs(s.Set)
+	if err != nil {
+		return nil, fmt.Errorf("graphql %s: %v", s.endpoint, err)
+	}
+	// The last tool is the raw one (Tools): its document is the caller's,
+	// so fixed arguments apply to the field tools only.
+	for i := range tools[:len(tools)-1] {
+		if tools[i], err = fixed.Apply(tools[i]); err != nil {
+			return nil, err
+		}
+	}
 	if s.log != nil {
 		s.log.Debug("graphql source loaded", zap.String("endpoint", s.endpoint), zap.Int("tools", len(tools)))
 	}
@@ -217,6 +233,10 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			continue
 		}
 		switch sub := d.Val(); sub {
+		case "set":
+			if err := upstream.UnmarshalSet(d, &s.Set); err != nil {
+				return err
+			}
 		case "schema":
 			if !d.AllArgs(&s.Schema) {
 				return d.Errf("schema needs one SDL file")
@@ -251,7 +271,7 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				s.MaxFields = n
 			}
 		default:
-			return d.Errf("graphql source: unrecognized sub-directive %q (want schema, required, mutations, depth, max_depth, max_fields, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
+			return d.Errf("graphql source: unrecognized sub-directive %q (want schema, required, mutations, depth, max_depth, max_fields, set, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
 		}
 	}
 	if err := s.checkLimits(); err != nil {

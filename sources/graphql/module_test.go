@@ -3,6 +3,7 @@ package graphql
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -108,5 +109,63 @@ func TestProvisionEndpointDown(t *testing.T) {
 	// The schema arrived: documents are validated against it.
 	if _, err := call(t, raw, `{"query":"{ nosuch }"}`); err == nil || !strings.Contains(err.Error(), `Cannot query field "nosuch"`) {
 		t.Errorf("invalid document: %v", err)
+	}
+}
+
+// TestSetFromIdentity: `set text {{ auth.claims.q }}` fixes the search
+// field's argument to the caller's claim: it leaves the tool's schema, the
+// endpoint receives the verified value as a variable, an argument of that
+// name is refused before anything is sent, a caller without the claim is
+// refused in authentication; the raw query tool is left as it is.
+func TestSetFromIdentity(t *testing.T) {
+	srv := graphqllib.Start(t)
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	s := &Source{Endpoint: srv.URL, Set: map[string]string{"text": "{{ auth.claims.q }}"}}
+	if err := s.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := s.Tools("lib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var search, raw *pipeline.Tool
+	for _, tl := range tools {
+		switch tl.Name {
+		case "lib_search":
+			search = tl
+		case "lib_query":
+			raw = tl
+		}
+	}
+	if search == nil || raw == nil {
+		t.Fatalf("tools: %v", tools)
+	}
+	if strings.Contains(string(search.InputSchema), `"text"`) || len(search.FromIdentity) != 1 {
+		t.Errorf("search schema %s, from identity %q", search.InputSchema, search.FromIdentity)
+	}
+	if !strings.Contains(string(raw.InputSchema), `"query"`) {
+		t.Errorf("the raw tool was changed: %s", raw.InputSchema)
+	}
+	id := &pipeline.Identity{Subject: "alice", Claims: map[string]any{"q": "Dune"}}
+	before := len(srv.Requests())
+	res, err := search.Executor.Execute(context.Background(), &pipeline.Call{Tool: search, Inputs: map[string]any{}, Identity: id})
+	if err != nil || !strings.Contains(string(res.Native)+fmt.Sprint(res.Value), "Dune") {
+		t.Fatalf("search as alice: %v %+v", err, res)
+	}
+	if reqs := srv.Requests(); len(reqs) != before+1 || reqs[len(reqs)-1].Variables["text"] != "Dune" {
+		t.Errorf("the endpoint got %+v", reqs[before:])
+	}
+	_, err = search.Executor.Execute(context.Background(), &pipeline.Call{Tool: search, Inputs: map[string]any{"text": "Emma"}, Identity: id})
+	var pe *pipeline.Error
+	if !errors.As(err, &pe) || pe.Stage != pipeline.StageValidation || !strings.Contains(pe.Message, `unknown input "text"`) {
+		t.Errorf("text as an argument: %v", err)
+	}
+	_, err = search.Executor.Execute(context.Background(), &pipeline.Call{Tool: search, Inputs: map[string]any{}, Identity: &pipeline.Identity{Subject: "bob"}})
+	if !errors.As(err, &pe) || pe.Stage != pipeline.StageAuth {
+		t.Errorf("no claim: %v", err)
+	}
+	if n := len(srv.Requests()); n != before+1 {
+		t.Errorf("%d refused calls reached the endpoint", n-before-1)
 	}
 }

@@ -66,6 +66,10 @@ type Source struct {
 	// Otherwise the source serves no tools until a background retry
 	// connects, and then brings them (pipeline.ChangeNotifier).
 	Required bool `json:"required,omitempty"`
+	// Set fixes tool arguments by name: a literal, or {{ auth.subject }} /
+	// {{ auth.claims.NAME }} of the verified caller. A fixed argument leaves
+	// the tool's schema and no caller can set it.
+	Set map[string]string `json:"set,omitempty"`
 
 	upstream.Config
 
@@ -144,12 +148,19 @@ func (s *Source) OnChange(changed func()) {
 // Tools implements pipeline.Source: the server's tools as it listed them
 // last, none while it has not been reached.
 func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
+	fixed, err := upstream.ParseFixedArgs(s.Set)
+	if err != nil {
+		return nil, fmt.Errorf("mcp %s: %v", s.conn.set.describe(), err)
+	}
 	listed, version := s.conn.listed()
 	s.seen.Store(version)
 	tools := make([]*pipeline.Tool, 0, len(listed))
 	seen := map[string]string{}
 	for _, lt := range listed {
-		t := lt.tool(namespace, s.conn)
+		t, err := fixed.Apply(lt.tool(namespace, s.conn))
+		if err != nil {
+			return nil, err
+		}
 		if other, dup := seen[t.Name]; dup {
 			return nil, fmt.Errorf("mcp %s: tools %q and %q are both named %q in namespace %q", s.conn.set.describe(), other, lt.Name, t.Name, namespace)
 		}
@@ -272,6 +283,10 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			s.Required = true
+		case "set":
+			if err := upstream.UnmarshalSet(d, &s.Set); err != nil {
+				return err
+			}
 		case "env":
 			if !stdio {
 				return d.Errf("mcp source: env is for stdio servers")
@@ -317,9 +332,9 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.Errf("mcp stdio source: %s is for HTTP servers; give a child its secrets with env", sub)
 		default:
 			if stdio {
-				return d.Errf("mcp stdio source: unrecognized sub-directive %q (want env, cwd, restart_backoff, timeout, required)", sub)
+				return d.Errf("mcp stdio source: unrecognized sub-directive %q (want env, cwd, restart_backoff, timeout, required, set)", sub)
 			}
-			return d.Errf("mcp source: unrecognized sub-directive %q (want transport, credential, header, timeout, required)", sub)
+			return d.Errf("mcp source: unrecognized sub-directive %q (want transport, credential, header, timeout, required, set)", sub)
 		}
 	}
 	return nil

@@ -308,3 +308,45 @@ func TestStderrLines(t *testing.T) {
 		t.Errorf("logged %q", got)
 	}
 }
+
+// TestSetFromIdentity: `set msg {{ auth.subject }}` fixes the upstream
+// tools' msg argument to the verified caller's subject: it leaves their
+// schemas, the server receives the subject, an argument of that name is
+// refused before anything is sent, a call without identity fails in
+// authentication.
+func TestSetFromIdentity(t *testing.T) {
+	u := startUpstream(t, "")
+	s := httpSource(u.url())
+	s.Set = map[string]string{"msg": "{{ auth.subject }}"}
+	provision(t, s)
+	tools, err := s.Tools("up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var echo *pipeline.Tool
+	for _, tl := range tools {
+		if tl.Name == "up_echo_a" {
+			echo = tl
+		}
+	}
+	if echo == nil || strings.Contains(string(echo.InputSchema), `"msg"`) || len(echo.FromIdentity) != 1 {
+		t.Fatalf("echo.a: %+v", echo)
+	}
+	res, err := echo.Executor.Execute(context.Background(), &pipeline.Call{Tool: echo, Inputs: map[string]any{}, Identity: &pipeline.Identity{Subject: "alice"}})
+	if err != nil || !strings.Contains(string(res.Native), `"text":"alice"`) {
+		t.Fatalf("as alice: %v %s", err, res.Native)
+	}
+	hits := u.hits.Load()
+	_, err = echo.Executor.Execute(context.Background(), &pipeline.Call{Tool: echo, Inputs: map[string]any{"msg": "mallory"}, Identity: &pipeline.Identity{Subject: "alice"}})
+	var pe *pipeline.Error
+	if !errors.As(err, &pe) || pe.Stage != pipeline.StageValidation {
+		t.Errorf("msg as an argument: %v", err)
+	}
+	_, err = echo.Executor.Execute(context.Background(), &pipeline.Call{Tool: echo, Inputs: map[string]any{}})
+	if !errors.As(err, &pe) || pe.Stage != pipeline.StageAuth {
+		t.Errorf("no identity: %v", err)
+	}
+	if u.hits.Load() != hits {
+		t.Error("a refused call reached the server")
+	}
+}

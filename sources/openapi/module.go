@@ -3,7 +3,6 @@ package openapi
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -240,22 +239,9 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			s.Cache, s.CacheRespect = caddy.Duration(dur), len(args) == 2
 		case "set":
-			args := d.RemainingArgs()
-			if len(args) < 2 {
-				return d.Errf("usage: set <parameter> <value | {{ auth.subject }} | {{ auth.claims.NAME }}>")
+			if err := upstream.UnmarshalSet(d, &s.Set); err != nil {
+				return err
 			}
-			// The Caddyfile splits "{{ auth.claims.x }}" into three tokens.
-			value := strings.Join(args[1:], " ")
-			if _, err := parseFixed(value); err != nil {
-				return d.Errf("set %s: %v", args[0], err)
-			}
-			if s.Set == nil {
-				s.Set = map[string]string{}
-			}
-			if _, dup := s.Set[args[0]]; dup {
-				return d.Errf("set %s: declared twice", args[0])
-			}
-			s.Set[args[0]] = value
 		case "refresh":
 			var v string
 			if !d.AllArgs(&v) {

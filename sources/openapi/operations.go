@@ -32,7 +32,7 @@ type Options struct {
 	// Fixed are the parameters the operator sets (`set <param> <value>`),
 	// by parameter name: not inputs; their values come from the
 	// configuration or the verified caller.
-	Fixed map[string]fixedValue
+	Fixed map[string]upstream.Fixed
 
 	schema2020 bool // set by Operations from the document's version
 }
@@ -78,7 +78,7 @@ type parameter struct {
 	Required bool
 	Schema   *openapi3.SchemaRef
 	Desc     string
-	Fixed    *fixedValue // set by the operator; never an input
+	Fixed    *upstream.Fixed // set by the operator; never an input
 }
 
 // requestBody is the request body an operation takes, in the media type the
@@ -197,7 +197,7 @@ func joinPrefix(prefix, sep, s string) string {
 // input property of each. Parameters the gateway sets (reserved by a
 // credential) and headers the specification says to ignore are left out:
 // no argument can set them.
-func (o *Operation) collectParams(shared, own openapi3.Parameters, reserved upstream.Reserved, fixed map[string]fixedValue) error {
+func (o *Operation) collectParams(shared, own openapi3.Parameters, reserved upstream.Reserved, fixed map[string]upstream.Fixed) error {
 	type key struct{ name, in string }
 	var order []key
 	byKey := map[key]*openapi3.Parameter{}
@@ -400,8 +400,8 @@ func isObject(s *openapi3.Schema, depth int) bool {
 func (o *Operation) FromIdentity() []string {
 	var out []string
 	for _, p := range o.Params {
-		if p.Fixed != nil && p.Fixed.identity != "" {
-			out = append(out, fmt.Sprintf("%s %s: {{ %s }}", p.In, p.Name, p.Fixed.identity))
+		if p.Fixed != nil && p.Fixed.Identity() != "" {
+			out = append(out, fmt.Sprintf("%s %s: {{ %s }}", p.In, p.Name, p.Fixed.Identity()))
 		}
 	}
 	return out

@@ -116,7 +116,7 @@ func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipelin
 	for _, prm := range o.Params {
 		var v any
 		if prm.Fixed != nil {
-			fv, err := prm.Fixed.value(call)
+			fv, err := prm.Fixed.Value(call)
 			if err != nil {
 				return nil, err
 			}

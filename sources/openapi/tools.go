@@ -50,9 +50,9 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 		cfg.Reserved.Add(c.Reserves())
 	}
 	if len(cfg.Set) > 0 {
-		cfg.Fixed = make(map[string]fixedValue, len(cfg.Set))
+		cfg.Fixed = make(map[string]upstream.Fixed, len(cfg.Set))
 		for name, text := range cfg.Set {
-			f, err := parseFixed(text)
+			f, err := upstream.ParseFixed(text)
 			if err != nil {
 				return nil, fmt.Errorf("set %s: %v", name, err)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -255,6 +256,28 @@ func (c *Config) UnmarshalSubdirective(d *caddyfile.Dispenser) (bool, error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// UnmarshalSet reads `set <name> <value | {{ auth.subject }} |
+// {{ auth.claims.NAME }}>` (d on "set") into m.
+func UnmarshalSet(d *caddyfile.Dispenser, m *map[string]string) error {
+	args := d.RemainingArgs()
+	if len(args) < 2 {
+		return d.Errf("usage: set <name> <value | {{ auth.subject }} | {{ auth.claims.NAME }}>")
+	}
+	// The Caddyfile splits "{{ auth.claims.x }}" into three tokens.
+	value := strings.Join(args[1:], " ")
+	if _, err := ParseFixed(value); err != nil {
+		return d.Errf("set %s: %v", args[0], err)
+	}
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	if _, dup := (*m)[args[0]]; dup {
+		return d.Errf("set %s: declared twice", args[0])
+	}
+	(*m)[args[0]] = value
+	return nil
 }
 
 func unmarshalCredential(d *caddyfile.Dispenser) (CredentialConfig, error) {

@@ -1,0 +1,138 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
+)
+
+// Fixed is a value the operator fixes with `set <name> <value>` (README,
+// Sources): a literal, or a value of the verified caller ({{ auth.subject }},
+// {{ auth.claims.NAME }}). What it fixes is not an input: no argument can
+// set or change it.
+type Fixed struct {
+	literal  string
+	identity string // "auth.subject" or "auth.claims.a.b"; "" for a literal
+}
+
+var identityValue = regexp.MustCompile(`^\{\{\s*(auth\.subject|auth\.claims\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)\s*\}\}$`)
+
+// ParseFixed reads the value of a `set` line.
+func ParseFixed(text string) (Fixed, error) {
+	if m := identityValue.FindStringSubmatch(text); m != nil {
+		return Fixed{identity: m[1]}, nil
+	}
+	if len(text) >= 2 && text[0] == '{' && text[1] == '{' {
+		return Fixed{}, fmt.Errorf("%q: want a literal, {{ auth.subject }} or {{ auth.claims.NAME }}", text)
+	}
+	return Fixed{literal: text}, nil
+}
+
+// Identity names the caller's value it takes ("" for a literal).
+func (f Fixed) Identity() string { return f.identity }
+
+// Value is the value for a call; a caller without the identity value
+// fails the call in its authentication stage.
+func (f Fixed) Value(call *pipeline.Call) (any, error) {
+	if f.identity == "" {
+		return f.literal, nil
+	}
+	v, ok := pipeline.TemplateIdentity(call.Identity).Lookup(f.identity)
+	if !ok {
+		err := &sqltemplate.MissingIdentityError{Name: f.identity}
+		return nil, pipeline.Fail(pipeline.StageAuth, err, "%s", err.Error())
+	}
+	return v, nil
+}
+
+// FixedArgs are `set` lines over a source whose tools send their arguments
+// upstream as one object (GraphQL variables, an MCP server's arguments).
+type FixedArgs map[string]Fixed
+
+// ParseFixedArgs reads a source's `set` lines.
+func ParseFixedArgs(set map[string]string) (FixedArgs, error) {
+	out := make(FixedArgs, len(set))
+	for name, text := range set {
+		f, err := ParseFixed(text)
+		if err != nil {
+			return nil, fmt.Errorf("set %s: %v", name, err)
+		}
+		out[name] = f
+	}
+	return out, nil
+}
+
+// Apply fixes the arguments of t that its input schema declares: they
+// leave the schema (properties and required), a caller's argument of that
+// name is refused as unknown, and each call sends the fixed value. A tool
+// declaring none is returned as it is.
+func (f FixedArgs) Apply(t *pipeline.Tool) (*pipeline.Tool, error) {
+	if len(f) == 0 {
+		return t, nil
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
+		return t, nil // not an object schema: nothing declared to fix
+	}
+	props, _ := schema["properties"].(map[string]any)
+	var names []string
+	for name := range f {
+		if _, ok := props[name]; ok {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return t, nil
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		delete(props, name)
+	}
+	if req, ok := schema["required"].([]any); ok {
+		schema["required"] = slices.DeleteFunc(req, func(v any) bool { s, _ := v.(string); return slices.Contains(names, s) })
+	}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil, err
+	}
+	out := *t
+	out.InputSchema = raw
+	out.FromIdentity = slices.Clone(t.FromIdentity)
+	for _, name := range names {
+		if id := f[name].Identity(); id != "" {
+			out.FromIdentity = append(out.FromIdentity, fmt.Sprintf("argument %s: {{ %s }}", name, id))
+		}
+	}
+	if out.Cache != nil && len(out.FromIdentity) > 0 {
+		c := *out.Cache
+		c.Shared = false
+		out.Cache = &c
+	}
+	next := t.Executor
+	out.Executor = pipeline.ExecutorFunc(func(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
+		args := make(map[string]any, len(call.Inputs)+len(names))
+		for k, v := range call.Inputs {
+			if _, fixed := f[k]; fixed && slices.Contains(names, k) {
+				return nil, pipeline.Fail(pipeline.StageValidation, nil, "unknown input %q", k)
+			}
+			args[k] = v
+		}
+		for _, name := range names {
+			v, err := f[name].Value(call)
+			if err != nil {
+				return nil, err
+			}
+			args[name] = v
+		}
+		c := *call
+		c.Inputs = args
+		return next.Execute(ctx, &c)
+	})
+	return &out, nil
+}
