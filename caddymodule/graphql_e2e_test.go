@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -148,5 +150,59 @@ func TestGraphQLSourceEndpointDown(t *testing.T) {
 	}
 	if r := s.call(t, "lib_book", map[string]any{"id": "1"}); r.Error == nil || r.Error.Code != -32601 {
 		t.Errorf("a field tool while down: %+v", r.Error)
+	}
+}
+
+// TestGraphQLSourceTypeScriptSDK: the official TypeScript SDK client lists
+// a GraphQL source's tools through Caddy, calls a field tool with a
+// generated and an explicit selection, the raw query tool, and sees a
+// refused document as an error.
+func TestGraphQLSourceTypeScriptSDK(t *testing.T) {
+	dir := nodeDir(t)
+	up := graphqllib.Start(t)
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source lib graphql %s {
+			mutations off
+		}
+	}
+}`, up.URL))
+	script := filepath.Join(t.TempDir(), "script.json")
+	writeFile(t, script, `[
+		{"op":"list"},
+		{"op":"call","name":"lib_book","arguments":{"id":"1"}},
+		{"op":"call","name":"lib_book","arguments":{"id":"1","select":"{ title }"}},
+		{"op":"call","name":"lib_query","arguments":{"query":"{ count }"}},
+		{"op":"call","name":"lib_query","arguments":{"query":"{ nosuch }"}}
+	]`)
+	out, err := exec.Command(node22(t, dir), filepath.Join(dir, "sdk-client.mjs"), g.URL, script).Output()
+	if err != nil {
+		t.Fatalf("sdk-client: %v\n%s", err, out)
+	}
+	var run struct {
+		Steps []sdkStep `json:"steps"`
+	}
+	if err := json.Unmarshal(out, &run); err != nil || len(run.Steps) != 5 {
+		t.Fatalf("sdk-client output %s: %v", out, err)
+	}
+	if tools := string(run.Steps[0].Tools); !strings.Contains(tools, `"lib_book"`) || !strings.Contains(tools, `"lib_query"`) {
+		t.Errorf("tools: %s", tools)
+	}
+	text := func(i int) string {
+		s := run.Steps[i]
+		if s.Error != nil || s.Result == nil || len(s.Result.Content) == 0 {
+			t.Fatalf("step %d: %+v", i, s.Error)
+		}
+		return s.Result.Content[0].Text
+	}
+	if full, short := text(1), text(2); !strings.Contains(full, "title") || !strings.Contains(full, "year") || strings.Contains(short, "year") {
+		t.Errorf("generated %s\nexplicit %s", full, short)
+	}
+	if c := text(3); !strings.Contains(c, "3") {
+		t.Errorf("raw count: %s", c)
+	}
+	if e := run.Steps[4]; (e.Error == nil || !strings.Contains(e.Error.Message, `Cannot query field "nosuch"`)) &&
+		(e.Result == nil || !e.Result.IsError) {
+		t.Errorf("refused document: %+v %+v", e.Error, e.Result)
 	}
 }
