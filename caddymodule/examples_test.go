@@ -258,3 +258,48 @@ func TestExampleRLS(t *testing.T) {
 		t.Errorf("without a token: HTTP %d", res.StatusCode)
 	}
 }
+
+// The GraphQL example runs as its README says: its own upstream program
+// (built and started here, on a free port instead of 9083) behind the
+// example's Caddyfile; the tools call it with the operator's token.
+func TestExamplesGraphQL(t *testing.T) {
+	t.Chdir("..")
+	t.Setenv("NOTES_TOKEN", "example-test-token")
+	bin := filepath.Join(t.TempDir(), "notes")
+	if out, err := exec.Command("go", "build", "-o", bin, "./examples/graphql/upstream").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./examples/graphql/upstream: %v\n%s", err, out)
+	}
+	up := exec.Command(bin, "-listen", "127.0.0.1:0")
+	up.Env = append(os.Environ(), "NOTES_TOKEN=example-test-token")
+	stdout, err := up.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = up.Process.Kill(); _ = up.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	endpoint, ok := strings.CutPrefix(strings.TrimSpace(line), "notes: serving ")
+	if err != nil || !ok {
+		t.Fatalf("the upstream said %q (%v)", line, err)
+	}
+	cfg := exampleCaddyfile(t, "examples/graphql/Caddyfile", "http://localhost:8083")
+	if strings.Count(cfg, "http://127.0.0.1:9083/graphql") != 1 {
+		t.Fatal("examples/graphql/Caddyfile: no endpoint http://127.0.0.1:9083/graphql to point at the test's upstream")
+	}
+	g := startGateway(t, strings.Replace(cfg, "http://127.0.0.1:9083/graphql", endpoint, 1))
+	s := g.rawSession(t, "2025-06-18")
+	if got := s.call(t, "notes_notes", map[string]any{"tag": "home"}).tool(t).Content[0].Text; !strings.Contains(got, "Buy milk") || strings.Contains(got, "release") {
+		t.Errorf("notes tagged home: %s", got)
+	}
+	if got := s.call(t, "notes_note", map[string]any{"id": "2", "select": "{ text }"}).tool(t).Content[0].Text; !strings.Contains(got, "Ship the release") || strings.Contains(got, "tags") {
+		t.Errorf("note 2, text only: %s", got)
+	}
+	if got := s.call(t, "notes.addNote", map[string]any{"text": "Water the plants", "tags": []string{"home"}}).tool(t).Content[0].Text; !strings.Contains(got, `"id":"4"`) {
+		t.Errorf("addNote: %s", got)
+	}
+	if r := s.call(t, "notes_query", map[string]any{"query": "{ nosuch }"}); r.Error == nil || !strings.Contains(r.Error.Message, "nosuch") {
+		t.Errorf("a refused document: %+v", r.Error)
+	}
+}
