@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -208,4 +209,67 @@ func round(d time.Duration) string { return d.Round(time.Millisecond).String() }
 // defaultSpec is GitHub's document where `npm ci` in tests/node puts it.
 func defaultSpec() string {
 	return filepath.Join("tests", "node", "node_modules", "@octokit", "openapi", "generated", "api.github.com.json")
+}
+
+// runOpenAPICacheBench (-scenario openapi-cache): the proxied GET with
+// `cache 1h` on its source, over hot distinct ids, answered from the
+// result cache, next to Caddy's `respond` with a body as long as the
+// tool's answer; alternating rounds, as the cache scenario does for a DB
+// tool.
+func runOpenAPICacheBench(ctx context.Context, clients int, d time.Duration, hot int, version string) {
+	upstream, stopUpstream := startItemsUpstream()
+	defer stopUpstream()
+	dir, err := os.MkdirTemp("", "edgemcp-bench-")
+	check(err)
+	defer os.RemoveAll(dir)
+	spec := filepath.Join(dir, "items.json")
+	check(os.WriteFile(spec, []byte(itemsSpec), 0o644))
+	port := freePort()
+	load := func(bodySize int) string {
+		return loadSite(port, fmt.Sprintf(`	respond /respond "%s" 200
+	mcp /mcp {
+		source api openapi %s {
+			base_url http://%s/v1
+			retries 0
+			cache 1h
+		}
+	}`, strings.Repeat("x", bodySize), spec, upstream))
+	}
+	base := load(0)
+	probe, err := openSession(ctx, base+"/mcp", version)
+	check(err)
+	body, _, err := probe.post(ctx, itemCallBody(1, 1))
+	check(err)
+	load(len(body))
+	transport.CloseIdleConnections() // the reload closed the probe's connection
+	defer caddy.Stop()
+	sessions := make([]*session, clients)
+	for i := range sessions {
+		sessions[i], err = openSession(ctx, base+"/mcp", version)
+		check(err)
+	}
+	for id := int64(1); id <= int64(hot); id++ { // warm: every later call is a hit
+		_, _, err := sessions[0].post(ctx, itemCallBody(id, id))
+		check(err)
+	}
+	fmt.Printf("edgemcp openapi cache bench: %d clients, %s per side, %d hot ids, %d-byte answers, GOMAXPROCS=%d\n",
+		clients, d, hot, len(body), runtime.GOMAXPROCS(0))
+	client := &http.Client{Transport: transport}
+	respond, hits := &stats{}, &stats{}
+	for range benchRounds {
+		respond.merge(drive(clients, d/benchRounds, func(r *rand.Rand) error {
+			return postRespond(ctx, client, base+"/respond", itemCallBody(r.Int64(), r.Int64N(int64(hot))+1))
+		}))
+		hits.merge(drive(clients, d/benchRounds, func(r *rand.Rand) error {
+			s := sessions[r.IntN(clients)]
+			res, _, err := s.post(ctx, itemCallBody(s.seq.Add(1), r.Int64N(int64(hot))+1))
+			if err == nil && !bytes.Contains(res, []byte(`"structuredContent"`)) {
+				err = fmt.Errorf("api_getItem: %.200s", res)
+			}
+			return err
+		}))
+	}
+	respond.print("caddy respond")
+	hits.print("edgemcp openapi tool, cache hits")
+	fmt.Printf("ratio: cached openapi tool/respond = %.2f\n", hits.rps()/respond.rps())
 }
