@@ -39,24 +39,26 @@ type Executor struct {
 	// RespectCacheControl passes the upstream's Cache-Control on to the
 	// result cache (no-store and private: not cached; max-age: at most).
 	RespectCacheControl bool
-	// perCaller: a credential depends on the caller (passthrough), so an
-	// unverified caller's result is never cached (it has no identity to
-	// key it by).
-	perCaller bool
+	// needsIdentity: a credential or a fixed parameter depends on the
+	// caller, so an unverified caller's result is never cached (it has no
+	// identity to key it by).
+	needsIdentity bool
+	// keyPrefix starts every cache key: server, method, path template.
+	keyPrefix string
 }
 
 // CacheKey implements pipeline.CacheKeyer: the request's target (server,
 // method, path template) and the arguments, so that entries of another
 // base URL or operation are never served for this one.
 func (x *Executor) CacheKey(_ context.Context, call *pipeline.Call) ([]byte, error) {
-	if (x.perCaller || len(x.Op.FromIdentity()) > 0) && call.Identity == nil {
+	if x.needsIdentity && call.Identity == nil {
 		return nil, nil
 	}
 	args, err := json.Marshal(call.Inputs) // map keys sorted: canonical
 	if err != nil {
 		return nil, nil
 	}
-	return append([]byte(x.Base.String()+"\x00"+x.Op.Method+" "+x.Op.Path+"\x00"), args...), nil
+	return append([]byte(x.keyPrefix), args...), nil
 }
 
 var _ pipeline.Executor = (*Executor)(nil)

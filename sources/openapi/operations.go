@@ -60,6 +60,13 @@ type Operation struct {
 	// schema2020 says the document's schemas are JSON Schema 2020-12
 	// (OpenAPI 3.1 and later) rather than OpenAPI 3.0's dialect.
 	schema2020 bool
+	// inputs indexes the schema of each input by name, and validate holds
+	// the options arguments are checked with: both fixed once the
+	// parameters and body are known (index), not rebuilt per call.
+	inputs   map[string]*openapi3.SchemaRef
+	validate []openapi3.SchemaValidationOption
+	// fromIdentity is FromIdentity, computed once.
+	fromIdentity []string
 }
 
 // Origin names the operation for people: "GET /pets/{id} (getPet)".
@@ -182,7 +189,28 @@ func newOperation(opt Options, method, p string, item *openapi3.PathItem, op *op
 		}
 		o.Body = b
 	}
+	o.index()
 	return o, nil
+}
+
+// index computes what every call of the operation reads: the inputs by
+// name, the validation options and the identity values it sends.
+func (o *Operation) index() {
+	o.inputs = make(map[string]*openapi3.SchemaRef, len(o.Params)+1)
+	for _, p := range o.Params {
+		if p.Fixed == nil {
+			o.inputs[p.Property] = p.Schema
+		} else if id := p.Fixed.Identity(); id != "" {
+			o.fromIdentity = append(o.fromIdentity, fmt.Sprintf("%s %s: {{ %s }}", p.In, p.Name, id))
+		}
+	}
+	if o.Body != nil {
+		o.inputs[bodyProperty] = o.Body.Schema
+	}
+	o.validate = []openapi3.SchemaValidationOption{openapi3.MultiErrors(), openapi3.DisableReadOnlyValidation()}
+	if o.schema2020 {
+		o.validate = append(o.validate, openapi3.EnableJSONSchema2020())
+	}
 }
 
 func joinPrefix(prefix, sep, s string) string {
@@ -397,15 +425,7 @@ func isObject(s *openapi3.Schema, depth int) bool {
 }
 
 // FromIdentity names the caller's values the operation's requests carry.
-func (o *Operation) FromIdentity() []string {
-	var out []string
-	for _, p := range o.Params {
-		if p.Fixed != nil && p.Fixed.Identity() != "" {
-			out = append(out, fmt.Sprintf("%s %s: {{ %s }}", p.In, p.Name, p.Fixed.Identity()))
-		}
-	}
-	return out
-}
+func (o *Operation) FromIdentity() []string { return o.fromIdentity }
 
 // Description is what tools/list says of the tool.
 func (o *Operation) Description() string {

@@ -23,18 +23,15 @@ import (
 // part the tool does not offer), every required one present, and each
 // value valid for its schema.
 func (o *Operation) checkArgs(args map[string]any) error {
-	known := make(map[string]*openapi3.SchemaRef, len(o.Params)+1)
 	for _, p := range o.Params {
 		if p.Fixed != nil {
 			continue
 		}
-		known[p.Property] = p.Schema
 		if _, ok := args[p.Property]; !ok && p.Required {
 			return fmt.Errorf("input %q is required", p.Property)
 		}
 	}
 	if o.Body != nil {
-		known[bodyProperty] = o.Body.Schema
 		if _, ok := args[bodyProperty]; !ok && o.Body.Required {
 			return fmt.Errorf("input %q is required", bodyProperty)
 		}
@@ -45,18 +42,14 @@ func (o *Operation) checkArgs(args map[string]any) error {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		schema, ok := known[k]
+		schema, ok := o.inputs[k]
 		if !ok {
 			return fmt.Errorf("unknown input %q", k)
 		}
 		if schema == nil || schema.Value == nil {
 			continue
 		}
-		opts := []openapi3.SchemaValidationOption{openapi3.MultiErrors(), openapi3.DisableReadOnlyValidation()}
-		if o.schema2020 {
-			opts = append(opts, openapi3.EnableJSONSchema2020())
-		}
-		if err := schema.Value.VisitJSON(plainJSON(args[k]), opts...); err != nil {
+		if err := schema.Value.VisitJSON(plainJSON(args[k]), o.validate...); err != nil {
 			return fmt.Errorf("input %q: %s", k, schemaErrorText(err))
 		}
 	}

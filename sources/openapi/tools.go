@@ -99,11 +99,12 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 			InputSchema:  in,
 			Annotations:  o.Annotations(),
 			Aliases:      o.Aliases,
-			Source:       cfg.Prefix,
 			FromIdentity: o.FromIdentity(),
 			Executor: &Executor{Op: o, Base: base, Client: client, Credentials: cfg.Credentials,
 				Retry: cfg.Retry, Breaker: cfg.Breaker, MaxResponseSize: cfg.MaxResponseSize, Timeout: cfg.Timeout,
-				RespectCacheControl: cfg.CacheRespect, perCaller: perCaller},
+				RespectCacheControl: cfg.CacheRespect,
+				needsIdentity:       perCaller || len(o.FromIdentity()) > 0,
+				keyPrefix:           base.String() + "\x00" + o.Method + " " + o.Path + "\x00"},
 		}
 		forced := len(cfg.CacheOperations) > 0 && (Options{Include: cfg.CacheOperations}).selects(o.Method, o.Path, o.Op)
 		if cfg.CacheTTL > 0 && (o.Method == http.MethodGet || o.Method == http.MethodHead || forced) {

@@ -115,16 +115,20 @@ func (f FixedArgs) Apply(t *pipeline.Tool) (*pipeline.Tool, error) {
 		out.Cache = &c
 	}
 	next := t.Executor
+	hidden := make(FixedArgs, len(names)) // the fixed arguments this tool has
+	for _, name := range names {
+		hidden[name] = f[name]
+	}
 	out.Executor = pipeline.ExecutorFunc(func(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
-		args := make(map[string]any, len(call.Inputs)+len(names))
+		args := make(map[string]any, len(call.Inputs)+len(hidden))
 		for k, v := range call.Inputs {
-			if _, fixed := f[k]; fixed && slices.Contains(names, k) {
+			if _, fixed := hidden[k]; fixed {
 				return nil, pipeline.Fail(pipeline.StageValidation, nil, "unknown input %q", k)
 			}
 			args[k] = v
 		}
-		for _, name := range names {
-			v, err := f[name].Value(call)
+		for _, name := range names { // sorted: the first missing value is the same every time
+			v, err := hidden[name].Value(call)
 			if err != nil {
 				return nil, err
 			}
