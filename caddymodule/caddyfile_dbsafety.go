@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"fmt"
+	"iter"
 	"regexp"
 	"strconv"
 
@@ -127,20 +128,28 @@ func statementRules(c ConnectorConfig, readOnly bool) sqltemplate.Rules {
 	return r
 }
 
+// toolConnectors yields each declared tool that uses a declared
+// connector, with that connector: what the adapt-time checks read.
+func (h *Handler) toolConnectors() iter.Seq2[ToolConfig, ConnectorConfig] {
+	return func(yield func(ToolConfig, ConnectorConfig) bool) {
+		conns := make(map[string]ConnectorConfig, len(h.Connectors))
+		for _, c := range h.Connectors {
+			conns[c.Name] = c
+		}
+		for _, t := range h.Tools {
+			if c, ok := conns[t.Use]; ok && !yield(t, c) {
+				return
+			}
+		}
+	}
+}
+
 // checkStatementsAtAdapt runs the statement checks on the Caddyfile's
 // tools, against their connectors' dialect and settings. What cannot be
 // known yet (env values, an unknown connector, text that does not lex) is
 // left to Provision, which checks the compiled statement again.
 func checkStatementsAtAdapt(h *Handler) error {
-	conns := make(map[string]ConnectorConfig, len(h.Connectors))
-	for _, c := range h.Connectors {
-		conns[c.Name] = c
-	}
-	for _, t := range h.Tools {
-		c, ok := conns[t.Use]
-		if !ok {
-			continue
-		}
+	for t, c := range h.toolConnectors() {
 		d, ok := sqlDialect(c.Type)
 		if !ok {
 			continue

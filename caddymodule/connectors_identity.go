@@ -78,15 +78,7 @@ func validateConnectorIdentity(c ConnectorConfig) error {
 // (checkIdentityValues, cachePolicy) of a tool taking values from the
 // caller's identity: no auth provider, or `cache shared`.
 func (h *Handler) checkIdentityAtAdapt() error {
-	conns := make(map[string]ConnectorConfig, len(h.Connectors))
-	for _, c := range h.Connectors {
-		conns[c.Name] = c
-	}
-	for _, t := range h.Tools {
-		c, ok := conns[t.Use]
-		if !ok {
-			continue
-		}
+	for t, c := range h.toolConnectors() {
 		vals := statementIdentity(t.Statement, c)
 		if len(vals) == 0 {
 			continue
