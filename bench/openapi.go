@@ -65,14 +65,19 @@ func startItemsUpstream() (addr string, stop func()) {
 	return l.Addr().String(), func() { srv.Close() }
 }
 
-func runOpenAPIBench(ctx context.Context, clients int, d time.Duration, version string) {
+// itemsAPI starts the items upstream and writes its document to a file.
+func itemsAPI() (upstream, spec string, cleanup func()) {
 	upstream, stopUpstream := startItemsUpstream()
-	defer stopUpstream()
 	dir, err := os.MkdirTemp("", "edgemcp-bench-")
 	check(err)
-	defer os.RemoveAll(dir)
-	spec := filepath.Join(dir, "items.json")
+	spec = filepath.Join(dir, "items.json")
 	check(os.WriteFile(spec, []byte(itemsSpec), 0o644))
+	return upstream, spec, func() { stopUpstream(); os.RemoveAll(dir) }
+}
+
+func runOpenAPIBench(ctx context.Context, clients int, d time.Duration, version string) {
+	upstream, spec, cleanup := itemsAPI()
+	defer cleanup()
 
 	base := loadSite(freePort(), fmt.Sprintf(`	reverse_proxy /v1/* %s
 	mcp /mcp {
@@ -84,6 +89,7 @@ func runOpenAPIBench(ctx context.Context, clients int, d time.Duration, version 
 	defer caddy.Stop()
 
 	sessions := make([]*session, clients)
+	var err error
 	for i := range sessions {
 		sessions[i], err = openSession(ctx, base+"/mcp", version)
 		check(err)
@@ -217,13 +223,8 @@ func defaultSpec() string {
 // tool's answer; alternating rounds, as the cache scenario does for a DB
 // tool.
 func runOpenAPICacheBench(ctx context.Context, clients int, d time.Duration, hot int, version string) {
-	upstream, stopUpstream := startItemsUpstream()
-	defer stopUpstream()
-	dir, err := os.MkdirTemp("", "edgemcp-bench-")
-	check(err)
-	defer os.RemoveAll(dir)
-	spec := filepath.Join(dir, "items.json")
-	check(os.WriteFile(spec, []byte(itemsSpec), 0o644))
+	upstream, spec, cleanup := itemsAPI()
+	defer cleanup()
 	port := freePort()
 	load := func(bodySize int) string {
 		return loadSite(port, fmt.Sprintf(`	respond /respond "%s" 200

@@ -207,12 +207,7 @@ func waitSleepingOn(t testing.TB, db *pgxpool.Pool, app string, n int) {
 // waitCalls waits until ok reaches n (successful calls of a stream).
 func waitCalls(t testing.TB, ok *atomic.Int64, n int64) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ok.Load() < n; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d calls succeeded, want %d", ok.Load(), n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, fmt.Sprintf("%d successful calls (%d so far)", n, ok.Load()), func() bool { return ok.Load() >= n })
 }
 
 func dsnApp(t testing.TB, dsn string) string {

@@ -133,30 +133,7 @@ func TestExamplesOpenAPI(t *testing.T) {
 	t.Chdir("..")
 	const token = "example-test-token"
 	t.Setenv("BOOKSHELF_TOKEN", token)
-	bin := filepath.Join(t.TempDir(), "bookshelf")
-	if out, err := exec.Command("go", "build", "-o", bin, "./examples/openapi/upstream").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./examples/openapi/upstream: %v\n%s", err, out)
-	}
-	up := exec.Command(bin, "-listen", "127.0.0.1:0")
-	stdout, err := up.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := up.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = up.Process.Kill(); _ = up.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	base, ok := strings.CutPrefix(strings.TrimSpace(line), "bookshelf: serving ")
-	if err != nil || !ok {
-		t.Fatalf("the upstream said %q (%v)", line, err)
-	}
-
-	cfg := exampleCaddyfile(t, "examples/openapi/Caddyfile", "http://localhost:8082")
-	if strings.Count(cfg, "base_url http://127.0.0.1:9082/api") != 1 {
-		t.Fatalf("examples/openapi/Caddyfile: no base_url http://127.0.0.1:9082/api to point at the test's upstream")
-	}
-	g := startGateway(t, strings.Replace(cfg, "http://127.0.0.1:9082/api", base, 1))
+	g := startExampleWithUpstream(t, "openapi", "http://localhost:8082", "http://127.0.0.1:9082/api", "bookshelf: serving ")
 	s := g.rawSession(t, "2025-06-18")
 
 	list, _ := s.post(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
@@ -265,30 +242,7 @@ func TestExampleRLS(t *testing.T) {
 func TestExamplesGraphQL(t *testing.T) {
 	t.Chdir("..")
 	t.Setenv("NOTES_TOKEN", "example-test-token")
-	bin := filepath.Join(t.TempDir(), "notes")
-	if out, err := exec.Command("go", "build", "-o", bin, "./examples/graphql/upstream").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./examples/graphql/upstream: %v\n%s", err, out)
-	}
-	up := exec.Command(bin, "-listen", "127.0.0.1:0")
-	up.Env = append(os.Environ(), "NOTES_TOKEN=example-test-token")
-	stdout, err := up.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := up.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = up.Process.Kill(); _ = up.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	endpoint, ok := strings.CutPrefix(strings.TrimSpace(line), "notes: serving ")
-	if err != nil || !ok {
-		t.Fatalf("the upstream said %q (%v)", line, err)
-	}
-	cfg := exampleCaddyfile(t, "examples/graphql/Caddyfile", "http://localhost:8083")
-	if strings.Count(cfg, "http://127.0.0.1:9083/graphql") != 1 {
-		t.Fatal("examples/graphql/Caddyfile: no endpoint http://127.0.0.1:9083/graphql to point at the test's upstream")
-	}
-	g := startGateway(t, strings.Replace(cfg, "http://127.0.0.1:9083/graphql", endpoint, 1))
+	g := startExampleWithUpstream(t, "graphql", "http://localhost:8083", "http://127.0.0.1:9083/graphql", "notes: serving ")
 	s := g.rawSession(t, "2025-06-18")
 	if got := s.call(t, "notes_notes", map[string]any{"tag": "home"}).tool(t).Content[0].Text; !strings.Contains(got, "Buy milk") || strings.Contains(got, "release") {
 		t.Errorf("notes tagged home: %s", got)
@@ -302,4 +256,36 @@ func TestExamplesGraphQL(t *testing.T) {
 	if r := s.call(t, "notes_query", map[string]any{"query": "{ nosuch }"}); r.Error == nil || !strings.Contains(r.Error.Message, "nosuch") {
 		t.Errorf("a refused document: %+v", r.Error)
 	}
+}
+
+// startExampleWithUpstream runs examples/<name> as its README says, on
+// test ports: it builds and starts the example's upstream program on a
+// free port (it inherits the test's environment: the example's token),
+// reads the URL it announces after banner, and serves the example's
+// Caddyfile with that URL in place of the README's fixed one.
+func startExampleWithUpstream(t *testing.T, name, site, fixedURL, banner string) *gateway {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name+"-upstream")
+	if out, err := exec.Command("go", "build", "-o", bin, "./examples/"+name+"/upstream").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./examples/%s/upstream: %v\n%s", name, err, out)
+	}
+	up := exec.Command(bin, "-listen", "127.0.0.1:0")
+	stdout, err := up.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = up.Process.Kill(); _ = up.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), banner)
+	if err != nil || !ok {
+		t.Fatalf("the upstream said %q (%v)", line, err)
+	}
+	cfg := exampleCaddyfile(t, "examples/"+name+"/Caddyfile", site)
+	if strings.Count(cfg, fixedURL) != 1 {
+		t.Fatalf("examples/%s/Caddyfile: no %s to point at the test's upstream", name, fixedURL)
+	}
+	return startGateway(t, strings.Replace(cfg, fixedURL, url, 1))
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -167,15 +165,13 @@ func TestGraphQLSourceTypeScriptSDK(t *testing.T) {
 		}
 	}
 }`, up.URL))
-	script := filepath.Join(t.TempDir(), "script.json")
-	writeFile(t, script, `[
+	out, err := sdkClientRunner(t, dir, g.URL, `[
 		{"op":"list"},
 		{"op":"call","name":"lib_book","arguments":{"id":"1"}},
 		{"op":"call","name":"lib_book","arguments":{"id":"1","select":"{ title }"}},
 		{"op":"call","name":"lib_query","arguments":{"query":"{ count }"}},
 		{"op":"call","name":"lib_query","arguments":{"query":"{ nosuch }"}}
-	]`)
-	out, err := exec.Command(node22(t, dir), filepath.Join(dir, "sdk-client.mjs"), g.URL, script).Output()
+	]`)(nil)
 	if err != nil {
 		t.Fatalf("sdk-client: %v\n%s", err, out)
 	}

@@ -3,8 +3,6 @@ package caddymodule
 import (
 	"encoding/json"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +15,6 @@ import (
 // upstream's 404 as a JSON-RPC error with the status and the body.
 func TestOpenAPITypeScriptSDK(t *testing.T) {
 	dir := nodeDir(t)
-	node := node22(t, dir)
 	up := newPetsUpstream(t)
 	t.Setenv("EDGEMCP_TEST_PETS_TOKEN", "pets-sdk-token")
 	g := startGateway(t, fmt.Sprintf(`SITE {
@@ -29,15 +26,13 @@ func TestOpenAPITypeScriptSDK(t *testing.T) {
 		}
 	}
 }`, up.URL))
-	steps := filepath.Join(t.TempDir(), "steps.json")
-	writeFile(t, steps, `[
+	out, err := sdkClientRunner(t, dir, g.URL, `[
 		{"op":"list"},
 		{"op":"call","name":"pets_showPetById","arguments":{"petId":"7"}},
 		{"op":"call","name":"showPetById","arguments":{"petId":"8"}},
 		{"op":"call","name":"pets.showPetById","arguments":{"petId":"9"}},
 		{"op":"call","name":"pets_showPetById","arguments":{"petId":"0"}}
-	]`)
-	out, err := exec.Command(node, filepath.Join(dir, "sdk-client.mjs"), g.URL, steps).Output()
+	]`)(nil)
 	if err != nil {
 		t.Fatalf("sdk-client: %v\n%s", err, out)
 	}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,11 +159,9 @@ func TestPublicExampleTLS(t *testing.T) {
 	}
 
 	// The official TypeScript SDK, trusting the local CA.
-	script := filepath.Join(t.TempDir(), "script.json")
-	writeFile(t, script, `[{"op":"list"},{"op":"call","name":"list-customers","arguments":{"limit":1}}]`)
-	cmd := exec.Command(node22(t, dir), filepath.Join(dir, "sdk-client.mjs"), url, script)
-	cmd.Env = append(os.Environ(), "NODE_EXTRA_CA_CERTS="+rootFile, `EDGEMCP_HEADERS={"Authorization":"Bearer `+token+`"}`)
-	out, err := cmd.Output()
+	t.Setenv("NODE_EXTRA_CA_CERTS", rootFile)
+	out, err := sdkClientRunner(t, dir, url, `[{"op":"list"},{"op":"call","name":"list-customers","arguments":{"limit":1}}]`)(
+		map[string]string{"Authorization": "Bearer " + token})
 	if err != nil {
 		t.Fatalf("sdk-client over HTTPS: %v\n%s", err, out)
 	}

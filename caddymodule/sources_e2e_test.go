@@ -254,21 +254,7 @@ func TestThirdPartySource(t *testing.T) {
 // notifications/tools/list_changed, tools/list and tools/call see the new
 // operation; a document that stops loading keeps the tools that worked.
 func TestOpenAPISourceRefresh(t *testing.T) {
-	var mu sync.Mutex
-	doc := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{
-		"/a":{"get":{"operationId":"getA","responses":{"200":{"description":"ok"}}}}}}`
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/spec.json" {
-			mu.Lock()
-			defer mu.Unlock()
-			io.WriteString(w, doc)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"path": %q}`, r.URL.Path)
-	}))
-	defer srv.Close()
-	setDoc := func(d string) { mu.Lock(); doc = d; mu.Unlock() }
+	srv, setDoc := liveSpecServer(t)
 
 	g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
@@ -284,9 +270,7 @@ func TestOpenAPISourceRefresh(t *testing.T) {
 	if r := s.call(t, "live_getB", map[string]any{}); r.Error == nil || r.Error.Code != -32601 {
 		t.Fatalf("live_getB before the change: %+v", r)
 	}
-	setDoc(`{"openapi":"3.0.3","info":{"title":"t","version":"2"},"paths":{
-		"/a":{"get":{"operationId":"getA","responses":{"200":{"description":"ok"}}}},
-		"/b":{"get":{"operationId":"getB","responses":{"200":{"description":"ok"}}}}}}`)
+	setDoc(specWithB)
 	waitFor(t, "notifications/tools/list_changed on the session's stream", func() bool {
 		return strings.Contains(events(), "notifications/tools/list_changed")
 	})
@@ -466,20 +450,7 @@ func TestOpenAPISourcePerCallerCredential(t *testing.T) {
 // and calls it.
 func TestOpenAPISourceRefreshTypeScriptSDK(t *testing.T) {
 	dir := nodeDir(t)
-	var mu sync.Mutex
-	doc := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{
-		"/a":{"get":{"operationId":"getA","responses":{"200":{"description":"ok"}}}}}}`
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/spec.json" {
-			mu.Lock()
-			defer mu.Unlock()
-			io.WriteString(w, doc)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"path": %q}`, r.URL.Path)
-	}))
-	defer srv.Close()
+	srv, setDoc := liveSpecServer(t)
 	g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
 		source live openapi %s/spec.json {
@@ -521,11 +492,7 @@ func TestOpenAPISourceRefreshTypeScriptSDK(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the SDK client did not get ready")
 	}
-	mu.Lock()
-	doc = `{"openapi":"3.0.3","info":{"title":"t","version":"2"},"paths":{
-		"/a":{"get":{"operationId":"getA","responses":{"200":{"description":"ok"}}}},
-		"/b":{"get":{"operationId":"getB","responses":{"200":{"description":"ok"}}}}}}`
-	mu.Unlock()
+	setDoc(specWithB)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("sdk-client: %v\n%s", err, stdout.String())
 	}
@@ -658,4 +625,31 @@ func loadError(t *testing.T, cfg string) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// specWithB is liveSpecServer's document after the change: getB added.
+const specWithB = `{"openapi":"3.0.3","info":{"title":"t","version":"2"},"paths":{
+	"/a":{"get":{"operationId":"getA","responses":{"200":{"description":"ok"}}}},
+	"/b":{"get":{"operationId":"getB","responses":{"200":{"description":"ok"}}}}}}`
+
+// liveSpecServer serves a document at /spec.json that the test can change
+// (one operation, getA, until setDoc), and answers every other path with
+// {"path": ...}.
+func liveSpecServer(t *testing.T) (*httptest.Server, func(string)) {
+	t.Helper()
+	var mu sync.Mutex
+	doc := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{
+		"/a":{"get":{"operationId":"getA","responses":{"200":{"description":"ok"}}}}}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/spec.json" {
+			mu.Lock()
+			defer mu.Unlock()
+			io.WriteString(w, doc)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"path": %q}`, r.URL.Path)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func(d string) { mu.Lock(); doc = d; mu.Unlock() }
 }
