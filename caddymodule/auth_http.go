@@ -57,6 +57,12 @@ func (h *Handler) authenticateEndpoint(w http.ResponseWriter, r *http.Request) *
 			return r.WithContext(context.WithValue(ctx, endpointIdentityKey{}, id))
 		}
 	}
+	// A browser opening the URL sends no credentials: it gets the catalog
+	// page without tools, where the viewer can enter a credential.
+	var ae *pipeline.AuthError
+	if errors.As(err, &ae) && ae.Missing && h.serveCatalog(w, r, true) {
+		return nil
+	}
 	h.refuseEndpoint(w, r, err)
 	return nil
 }

@@ -78,7 +78,7 @@ func TestCatalogRender(t *testing.T) {
 	req := httptest.NewRequest(http.MethodGet, "http://gw.example/mcp", nil)
 	req.Header.Set("Accept", "text/html")
 	rec := httptest.NewRecorder()
-	if !h.serveCatalog(rec, req) {
+	if !h.serveCatalog(rec, req, false) {
 		t.Fatal("catalog not served")
 	}
 	body := rec.Body.String()
