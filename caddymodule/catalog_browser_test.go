@@ -9,6 +9,7 @@ import (
 	"image"
 	"image/color"
 	_ "image/png"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -252,6 +253,17 @@ func TestCatalogTryItInChromium(t *testing.T) {
 	if problems := p.problems(); len(problems) > 0 {
 		t.Errorf("the page reported:\n%s", strings.Join(problems, "\n"))
 	}
+	// The check above can see a violation: HTML parsed from a string is
+	// refused by the page's Trusted Types policy, and reported.
+	p.eval(`try { document.body.insertAdjacentHTML("beforeend", "<b>x</b>") } catch (e) {}`, nil)
+	waitFor(t, "the reported violation", func() bool {
+		for _, v := range p.problems() {
+			if strings.Contains(v, "CSP violation: require-trusted-types-for") {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // The try-it form with credentials: a tool that needs a key is not on the
@@ -335,6 +347,79 @@ func TestCatalogCredentialInChromium(t *testing.T) {
 	p.navigate(g.URL)
 	if got := p.text(`document.querySelector("#credential input[name=credential]").value`); got != "catalog-browser-key-0123456789" {
 		t.Errorf("after a reload with keep on, the field holds %q", got)
+	}
+	if problems := p.problems(); len(problems) > 0 {
+		t.Errorf("the page reported:\n%s", strings.Join(problems, "\n"))
+	}
+}
+
+// With default_auth a browser opening the URL has no credentials: it gets
+// the page without tools (an MCP client still gets 401), the script loads,
+// and the viewer's key lists and calls the tools.
+func TestCatalogLockedInChromium(t *testing.T) {
+	chromiumPath(t)
+	db := filepath.Join(t.TempDir(), "locked.db")
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		connector demo sqlite %q
+		auth keys api_key {
+			header Authorization
+			key catalog-locked-key-0123456789 {
+				subject ops
+			}
+		}
+		default_auth keys
+		tool whoami {
+			description "Who the database says we are"
+			use demo
+			statement "SELECT 'edge' || 'mcp' AS who"
+		}
+	}
+}`, db))
+	get := func(accept string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, g.URL, nil)
+		req.Header.Set("Accept", accept)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if status, body := get("text/html"); status != http.StatusOK || strings.Contains(body, "whoami") || !strings.Contains(body, "This endpoint needs a credential") {
+		t.Errorf("browser GET without credentials: %d\n%s", status, body)
+	}
+	if status, _ := get("application/json, text/event-stream"); status != http.StatusUnauthorized {
+		t.Errorf("MCP client's GET without credentials: %d, want 401", status)
+	}
+
+	p := openBrowserPage(t)
+	p.navigate(g.URL)
+	p.eval(`document.querySelector("#credential input[name=credential]").value = "catalog-locked-key-0123456789"`, nil)
+	p.eval(`document.getElementById("credential").requestSubmit()`, nil)
+	waitFor(t, "the tool's card", func() bool { return p.text(`document.getElementById("tool-whoami") !== null`) == "true" })
+	form := `document.querySelector('form.try-form[data-tool="whoami"]')`
+	p.eval(form+`.requestSubmit()`, nil)
+	var out string
+	waitFor(t, "the try-it result", func() bool {
+		out = p.text(form + `.querySelector(".try-result").className + " | " + ` + form + `.querySelector(".try-result").textContent`)
+		return strings.Contains(out, " ok |") || strings.Contains(out, " error |")
+	})
+	if !strings.Contains(out, "try-result ok") || !strings.Contains(out, `"who": "edgemcp"`) {
+		t.Errorf("whoami with the key: %s", out)
+	}
+	// Without it, the endpoint's 401 is shown.
+	p.eval(`(() => { const i = document.querySelector("#credential input[name=credential]"); i.value = ""; i.dispatchEvent(new Event("input")); })()`, nil)
+	p.eval(form+`.querySelector(".try-result").textContent = ""`, nil)
+	p.eval(form+`.requestSubmit()`, nil)
+	waitFor(t, "the try-it error", func() bool {
+		out = p.text(form + `.querySelector(".try-result").className + " | " + ` + form + `.querySelector(".try-result").textContent`)
+		return strings.Contains(out, " ok |") || strings.Contains(out, " error |")
+	})
+	if !strings.Contains(out, "try-result error | JSON-RPC error") || !strings.Contains(out, "auth") {
+		t.Errorf("whoami without the key: %s", out)
 	}
 	if problems := p.problems(); len(problems) > 0 {
 		t.Errorf("the page reported:\n%s", strings.Join(problems, "\n"))

@@ -159,8 +159,8 @@ func (p *browserPage) read() {
 }
 
 // consoleLine is an event worth reporting: a console error or warning, a
-// log entry of level error or warning (CSP violations are such entries), an
-// uncaught exception.
+// log entry of level error or warning (CSP violations are such entries) but
+// a failed HTTP status, an uncaught exception.
 func consoleLine(m cdpMessage) string {
 	switch m.Method {
 	case "Runtime.consoleAPICalled":
@@ -179,7 +179,9 @@ func consoleLine(m cdpMessage) string {
 			} `json:"entry"`
 		}
 		_ = json.Unmarshal(m.Params, &e)
-		if e.Entry.Level == "error" || e.Entry.Level == "warning" {
+		// Network entries are HTTP statuses the tests cause on purpose
+		// (a call without credentials is answered 401).
+		if (e.Entry.Level == "error" || e.Entry.Level == "warning") && e.Entry.Source != "network" {
 			return "log " + e.Entry.Source + " " + e.Entry.Level + ": " + e.Entry.Text
 		}
 	case "Runtime.exceptionThrown":
