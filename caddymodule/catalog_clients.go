@@ -86,38 +86,38 @@ func clientConfigs(server, endpoint string, cred *credential) []clientConfig {
 
 	// VS Code (.vscode/mcp.json): an http server; a credential comes from
 	// an input VS Code prompts for once and stores as a secret.
-	vsServer := map[string]any{"type": "http", "url": endpoint}
+	vsServer := httpServer{Type: "http", URL: endpoint}
 	vscode := struct {
-		Inputs  []map[string]any          `json:"inputs,omitempty"`
-		Servers map[string]map[string]any `json:"servers"`
-	}{Servers: map[string]map[string]any{key: vsServer}}
+		Inputs  []map[string]any      `json:"inputs,omitempty"`
+		Servers map[string]httpServer `json:"servers"`
+	}{}
 	if cred != nil {
 		vscode.Inputs = []map[string]any{{"type": "promptString", "id": key + "-token", "description": "Credential for " + server, "password": true}}
-		vsServer["headers"] = map[string]string{cred.Header: cred.Scheme + "${input:" + key + "-token}"}
+		vsServer.Headers = map[string]string{cred.Header: cred.Scheme + "${input:" + key + "-token}"}
 	}
+	vscode.Servers = map[string]httpServer{key: vsServer}
 
 	// Cursor (~/.cursor/mcp.json): a remote server by url; the credential
 	// from an environment variable (Cursor expands ${env:NAME}).
-	cursorServer := map[string]any{"url": endpoint}
+	cursorServer := httpServer{URL: endpoint}
 	if cred != nil {
-		cursorServer["headers"] = map[string]string{cred.Header: cred.Scheme + "${env:" + envVar + "}"}
+		cursorServer.Headers = map[string]string{cred.Header: cred.Scheme + "${env:" + envVar + "}"}
 	}
-	cursor := map[string]any{"mcpServers": map[string]any{key: cursorServer}}
+	cursor := map[string]any{"mcpServers": map[string]httpServer{key: cursorServer}}
 
 	// Claude Desktop (claude_desktop_config.json) starts stdio servers only:
 	// mcp-remote bridges to the HTTP endpoint. The header value is passed
 	// through an environment variable, as mcp-remote documents, because
 	// arguments with spaces are mangled on some platforms.
-	args := []string{"-y", "mcp-remote", endpoint}
+	claudeServer := stdioServer{Command: "npx", Args: []string{"-y", "mcp-remote", endpoint}}
 	if plainHTTPRemote(endpoint) {
-		args = append(args, "--allow-http") // mcp-remote refuses http:// except on localhost
+		claudeServer.Args = append(claudeServer.Args, "--allow-http") // mcp-remote refuses http:// except on localhost
 	}
-	claudeServer := map[string]any{"command": "npx", "args": args}
 	if cred != nil {
-		claudeServer["args"] = append(args, "--header", cred.Header+":${AUTH_HEADER}")
-		claudeServer["env"] = map[string]string{"AUTH_HEADER": cred.Scheme + placeholder}
+		claudeServer.Args = append(claudeServer.Args, "--header", cred.Header+":${AUTH_HEADER}")
+		claudeServer.Env = map[string]string{"AUTH_HEADER": cred.Scheme + placeholder}
 	}
-	claude := map[string]any{"mcpServers": map[string]any{key: claudeServer}}
+	claude := map[string]any{"mcpServers": map[string]stdioServer{key: claudeServer}}
 
 	inspector := "npx @modelcontextprotocol/inspector --cli " + shellQuote(endpoint) + " --transport http --method tools/list"
 	if cred != nil {
@@ -137,6 +137,20 @@ func clientConfigs(server, endpoint string, cred *credential) []clientConfig {
 		out[3].Note = "Set " + envVar + " in your shell first."
 	}
 	return out
+}
+
+// httpServer and stdioServer are entries of the clients' server maps, with
+// their fields in the order people write them.
+type httpServer struct {
+	Type    string            `json:"type,omitempty"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+type stdioServer struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env,omitempty"`
 }
 
 // serverKey is the server's name as a configuration key: lower case
