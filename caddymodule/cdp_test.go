@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -50,10 +51,16 @@ var devtoolsURL = regexp.MustCompile(`DevTools listening on (ws://[^\s]+)`)
 func openBrowserPage(t testing.TB) *browserPage {
 	t.Helper()
 	bin := chromiumPath(t)
+	// The profile is removed best-effort: helper processes of a killed
+	// browser may still be writing to it (t.TempDir would fail the test).
+	profile, err := os.MkdirTemp("", "edgemcp-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-		"--user-data-dir="+t.TempDir(), "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
+		"--user-data-dir="+profile, "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
 		"--remote-allow-origins=http://127.0.0.1", "about:blank")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -62,9 +69,15 @@ func openBrowserPage(t testing.TB) *browserPage {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cancel()
+	exited := make(chan struct{})
+	go func() {
 		_ = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		cancel() // kills the browser unless it closed already
+		<-exited
+		_ = os.RemoveAll(profile)
 	})
 	found := make(chan string, 1)
 	go func() {
@@ -118,7 +131,16 @@ func openBrowserPage(t testing.TB) *browserPage {
 		t.Fatalf("DevTools websocket: %v", err)
 	}
 	p := &browserPage{t: t, ws: ws, pending: map[int]chan cdpMessage{}}
-	t.Cleanup(func() { ws.Close() })
+	t.Cleanup(func() {
+		// Closed by request, the browser ends its helper processes too.
+		msg, _ := json.Marshal(map[string]any{"id": 1 << 30, "method": "Browser.close"})
+		_ = websocket.Message.Send(ws, string(msg))
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+		}
+		ws.Close()
+	})
 	go p.read()
 	for _, m := range []string{"Runtime.enable", "Log.enable", "Page.enable"} {
 		p.call(m, nil)
