@@ -57,6 +57,15 @@ func (h *Handler) authenticateEndpoint(w http.ResponseWriter, r *http.Request) *
 			return r.WithContext(context.WithValue(ctx, endpointIdentityKey{}, id))
 		}
 	}
+	// A browser opening the URL sends no credentials: it gets the catalog
+	// page without tools, where the viewer can enter a credential. Not with
+	// a scheme the browser itself asks for (Basic): there the 401 makes it
+	// prompt, and it comes back with credentials.
+	var ae *pipeline.AuthError
+	_, prompts := h.defaultAuth.Provider.(Challenger)
+	if errors.As(err, &ae) && ae.Missing && !prompts && h.serveCatalog(w, r, true) {
+		return nil
+	}
 	h.refuseEndpoint(w, r, err)
 	return nil
 }

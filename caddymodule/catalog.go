@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,14 +39,44 @@ var catalogHTML string
 //go:embed catalog.css
 var catalogCSS string
 
+// catalogJS is the page's only script, served from the endpoint's URL with
+// ?catalog=script.js (the one path the mcp handler is sure to receive) and
+// allowed by the CSP by that URL, checked by its integrity hash.
+//
+//go:embed catalog.js
+var catalogJS string
+
 var (
-	catalogTemplate = template.Must(template.New("catalog").Parse(catalogHTML))
-	catalogCSP      = func() string {
-		sum := sha256.Sum256([]byte(catalogCSS))
-		return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
-			"'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-	}()
+	catalogTemplate  = template.Must(template.New("catalog").Parse(catalogHTML))
+	catalogStyleSrc  = hashSource(catalogCSS)
+	catalogScriptSRI = strings.Trim(hashSource(catalogJS), "'")
 )
+
+// hashSource is a CSP hash source ('sha256-…') for text.
+func hashSource(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// catalogCSP: the inline style by hash, the script by its URL, fetches to
+// the endpoint only, Trusted Types required (the script never parses HTML),
+// and nothing else: no images, fonts, frames or foreign form targets.
+func catalogCSP(selfURL string) string {
+	return "default-src 'none'; style-src " + catalogStyleSrc + "; script-src " + selfURL +
+		"; connect-src " + selfURL + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'" +
+		"; require-trusted-types-for 'script'; trusted-types 'none'"
+}
+
+// cspURL is the page's own URL without query, as a CSP source expression:
+// scheme, host and path (';' and ',' would end the expression: escaped).
+func cspURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	u := (&url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path}).String()
+	return strings.NewReplacer(";", "%3B", ",", "%2C").Replace(u)
+}
 
 // parseCatalog reads `catalog on|off`.
 func parseCatalog(d *caddyfile.Dispenser, h *Handler) error {
@@ -63,21 +95,49 @@ func parseCatalog(d *caddyfile.Dispenser, h *Handler) error {
 	return nil
 }
 
+// catalogScriptQuery is the query that asks the endpoint for the script.
+const catalogScriptQuery = "catalog=script.js"
+
+// serveCatalogScript answers GET <endpoint>?catalog=script.js with the
+// page's script. It is the same for everyone and holds nothing secret, so
+// it is served before the endpoint's auth: a browser sends no credentials
+// when it loads a script.
+func (h *Handler) serveCatalogScript(w http.ResponseWriter, r *http.Request) bool {
+	if h.CatalogOff || r.Method != http.MethodGet || r.URL.RawQuery != catalogScriptQuery {
+		return false
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/javascript; charset=utf-8")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Cache-Control", "no-cache") // revalidated: a new build brings a new script and hash
+	hdr.Set("ETag", `"`+catalogScriptSRI+`"`)
+	hdr.Set("Content-Length", strconv.Itoa(len(catalogJS)))
+	if r.Header.Get("If-None-Match") == hdr.Get("ETag") {
+		w.WriteHeader(http.StatusNotModified)
+		return true
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, catalogJS)
+	return true
+}
+
 // serveCatalog answers a browser's GET with the catalog page and reports
-// whether it did; anything else is left to the MCP transport.
-func (h *Handler) serveCatalog(w http.ResponseWriter, r *http.Request) bool {
+// whether it did; anything else is left to the MCP transport. locked: the
+// endpoint requires credentials the browser did not send, so the page
+// lists no tool (the viewer enters a credential to load them).
+func (h *Handler) serveCatalog(w http.ResponseWriter, r *http.Request, locked bool) bool {
 	if h.CatalogOff || r.Method != http.MethodGet || !wantsHTML(r.Header.Get("Accept")) {
 		return false
 	}
 	var buf bytes.Buffer
-	if err := catalogTemplate.Execute(&buf, h.catalogPage(r)); err != nil {
+	if err := catalogTemplate.Execute(&buf, h.catalogPage(r, locked)); err != nil {
 		h.logger.Error("rendering the tool catalog", zap.Error(err))
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 		return true
 	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/html; charset=utf-8")
-	hdr.Set("Content-Security-Policy", catalogCSP)
+	hdr.Set("Content-Security-Policy", catalogCSP(cspURL(r)))
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Referrer-Policy", "no-referrer")
 	// The page depends on who asks (tools are filtered by identity) and on
@@ -175,11 +235,16 @@ func isTrue(b *bool) bool { return b != nil && *b }
 
 // catalogPage is the template's data.
 type catalogPage struct {
-	CSS      template.CSS
-	Server   string
-	Version  string
-	Endpoint string
-	Tools    []catalogTool
+	CSS       template.CSS
+	Server    string
+	Version   string
+	Endpoint  string
+	Clients   []clientConfig // catalog_clients.go
+	Cred      *credential    // nil: the endpoint has no auth
+	Locked    bool
+	ScriptURL string
+	ScriptSRI string
+	Tools     []catalogTool
 }
 
 type catalogTool struct {
@@ -188,6 +253,7 @@ type catalogTool struct {
 	Description string
 	Badges      []badge
 	Inputs      []catalogInput
+	Schema      string // the published input schema, for the try-it form
 }
 
 type catalogInput struct {
@@ -199,16 +265,22 @@ type catalogInput struct {
 	Description string
 }
 
-func (h *Handler) catalogPage(r *http.Request) catalogPage {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
+func (h *Handler) catalogPage(r *http.Request, locked bool) catalogPage {
+	endpoint := h.endpointURL(r)
+	cred := h.credentialOf()
 	p := catalogPage{
-		CSS:      template.CSS(catalogCSS),
-		Server:   h.ServerName,
-		Version:  h.ServerVersion,
-		Endpoint: scheme + "://" + r.Host + r.URL.Path,
+		CSS:       template.CSS(catalogCSS),
+		Server:    h.ServerName,
+		Version:   h.ServerVersion,
+		Endpoint:  endpoint,
+		Clients:   clientConfigs(h.ServerName, endpoint, cred),
+		Cred:      cred,
+		Locked:    locked,
+		ScriptURL: r.URL.Path + "?" + catalogScriptQuery,
+		ScriptSRI: catalogScriptSRI,
+	}
+	if locked {
+		return p
 	}
 	for _, t := range h.visibleTools(r) {
 		p.Tools = append(p.Tools, catalogTool{
@@ -217,6 +289,7 @@ func (h *Handler) catalogPage(r *http.Request) catalogPage {
 			Description: t.Description,
 			Badges:      toolBadges(t),
 			Inputs:      catalogInputs(t),
+			Schema:      string(t.Schema()),
 		})
 	}
 	return p

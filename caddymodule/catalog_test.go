@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/auth"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -78,7 +79,7 @@ func TestCatalogRender(t *testing.T) {
 	req := httptest.NewRequest(http.MethodGet, "http://gw.example/mcp", nil)
 	req.Header.Set("Accept", "text/html")
 	rec := httptest.NewRecorder()
-	if !h.serveCatalog(rec, req) {
+	if !h.serveCatalog(rec, req, false) {
 		t.Fatal("catalog not served")
 	}
 	body := rec.Body.String()
@@ -103,8 +104,60 @@ func TestCatalogRender(t *testing.T) {
 		!strings.Contains(body[j:], "optional") || !strings.Contains(body[i:], "required") {
 		t.Error("required/optional of the raw schema inputs not shown")
 	}
-	if got := rec.Header().Get("Content-Security-Policy"); !strings.HasPrefix(got, "default-src 'none'; style-src 'sha256-") {
+	if got := rec.Header().Get("Content-Security-Policy"); !strings.HasPrefix(got, "default-src 'none'; style-src 'sha256-") ||
+		!strings.Contains(got, "; script-src http://gw.example/mcp; connect-src http://gw.example/mcp;") {
 		t.Errorf("CSP %q", got)
+	}
+	// The snippets, the try-it forms with their schemas, the script by
+	// integrity; no credential panel on an endpoint without auth.
+	for _, want := range []string{
+		`<code id="config-vscode">`, `&#34;url&#34;: &#34;http://gw.example/mcp&#34;`, `<code id="config-inspector">npx @modelcontextprotocol/inspector --cli http://gw.example/mcp`,
+		`<form class="try-form" data-tool="proxied" data-schema="{&#34;type&#34;:&#34;object&#34;,&#34;properties&#34;:{&#34;q&#34;:`,
+		`<script src="/mcp?catalog=script.js" integrity="sha256-`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, `id="credential"`) || strings.Contains(body, "data-cred-header") {
+		t.Error("credential panel on an endpoint without auth")
+	}
+}
+
+// The header a credential goes in: default_auth's provider, else the first
+// declared one.
+func TestCredentialOf(t *testing.T) {
+	keys := &auth.APIKey{Header: "X-API-Key"}
+	bearerKeys := &auth.APIKey{Header: "Authorization"}
+	for _, tc := range []struct {
+		name      string
+		declared  []string
+		providers map[string]pipeline.AuthProvider
+		def       string
+		want      *credential
+	}{
+		{name: "no auth"},
+		{name: "api key header", declared: []string{"k"}, providers: map[string]pipeline.AuthProvider{"k": keys}, want: &credential{Header: "X-Api-Key"}},
+		{name: "api key as bearer", declared: []string{"k"}, providers: map[string]pipeline.AuthProvider{"k": bearerKeys}, want: &credential{"Authorization", "Bearer "}},
+		{name: "jwt", declared: []string{"j"}, providers: map[string]pipeline.AuthProvider{"j": &auth.JWT{}}, want: &credential{"Authorization", "Bearer "}},
+		{name: "basic", declared: []string{"b"}, providers: map[string]pipeline.AuthProvider{"b": &auth.Basic{}}, want: &credential{"Authorization", "Basic "}},
+		{name: "default_auth wins over the first", declared: []string{"k", "j"}, def: "j",
+			providers: map[string]pipeline.AuthProvider{"k": keys, "j": &auth.JWT{}}, want: &credential{"Authorization", "Bearer "}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &Handler{}
+			for _, n := range tc.declared {
+				h.Auth = append(h.Auth, AuthProviderConfig{Name: n})
+			}
+			h.providers = tc.providers
+			if tc.def != "" {
+				h.DefaultAuth = &DefaultAuthConfig{AuthPolicyConfig: AuthPolicyConfig{Use: tc.def}}
+			}
+			got := h.credentialOf()
+			if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+				t.Errorf("credentialOf = %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -164,6 +217,18 @@ func TestCatalogGateway(t *testing.T) {
 		t.Errorf("GET with a foreign Host on loopback: %d, want 403", status)
 	}
 	plainStatus, _, plainBody := get("*/*", "")
+	script := func() (int, string) {
+		t.Helper()
+		res, err := http.Get(g.URL + "?" + catalogScriptQuery)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close() // unread: with catalog off this may be the transport's open-ended stream
+		return res.StatusCode, res.Header.Get("Content-Type")
+	}
+	if status, ct := script(); status != http.StatusOK || ct != "text/javascript; charset=utf-8" {
+		t.Errorf("the page's script: %d %s", status, ct)
+	}
 
 	// catalog off: a browser's GET gets what any other GET gets.
 	if err := g.load(strings.Replace(src, "version 1.0.0", "version 1.0.0\n\t\tcatalog off", 1)); err != nil {
@@ -172,6 +237,9 @@ func TestCatalogGateway(t *testing.T) {
 	status, hdr, body = get(browser, "")
 	if strings.HasPrefix(hdr.Get("Content-Type"), "text/html") || status != plainStatus || body != plainBody {
 		t.Errorf("catalog off: GET as a browser got %d %q %q, a plain GET %d %q", status, hdr.Get("Content-Type"), body, plainStatus, plainBody)
+	}
+	if _, ct := script(); ct == "text/javascript; charset=utf-8" {
+		t.Error("catalog off: the script is still served")
 	}
 }
 

@@ -121,6 +121,7 @@ func TestGateRefusesForeignHostOnEveryPath(t *testing.T) {
 		{"DELETE session", "DELETE", "/mcp", session, ""},
 		{"OPTIONS", "OPTIONS", "/mcp", nil, ""},
 		{"catalog page", "GET", "/mcp", map[string]string{"Accept": "text/html"}, ""},
+		{"catalog script", "GET", "/mcp?" + catalogScriptQuery, nil, ""},
 		{"metadata document", "GET", "/.well-known/oauth-protected-resource/mcp", nil, ""},
 	}
 	foreign := []struct {

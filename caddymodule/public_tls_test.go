@@ -133,6 +133,21 @@ func TestPublicExampleTLS(t *testing.T) {
 		!strings.Contains(res.Header.Get("WWW-Authenticate"), `resource_metadata="https://`+domain+`/.well-known/oauth-protected-resource/mcp"`) {
 		t.Errorf("no token: %v %v", res, err)
 	}
+	// The catalog over HTTPS: a browser without a token gets the page
+	// without tools, its snippets and CSP naming the https URL.
+	req, _ = http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/html")
+	if res, err := clients["HTTP/2.0"].Do(req); err != nil {
+		t.Errorf("catalog: %v", err)
+	} else {
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		page := string(b)
+		if res.StatusCode != 200 || !strings.Contains(page, "&#34;url&#34;: &#34;"+url+"&#34;") || !strings.Contains(page, "This endpoint needs a credential") ||
+			strings.Contains(page, "list-customers") || !strings.Contains(res.Header.Get("Content-Security-Policy"), "; script-src "+url+";") {
+			t.Errorf("catalog over HTTPS without a token: %d %s\n%s", res.StatusCode, res.Header.Get("Content-Security-Policy"), page)
+		}
+	}
 
 	// mcp-go's client over HTTPS.
 	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPBasicClient(clients["HTTP/2.0"]),

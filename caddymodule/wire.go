@@ -64,13 +64,16 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !h.admit(w, r) {
 		return // Host or Origin refused (gate.go)
 	}
+	if h.serveCatalogScript(w, r) {
+		return // the catalog page's script: static, for anyone (catalog.go)
+	}
 	if r = h.authenticateEndpoint(w, r); r == nil {
 		return // refused, or the metadata document was served (auth_http.go)
 	}
 	if !h.allowEndpoint(w, r) {
 		return // over the endpoint's rate limit: 429 (ratelimit.go)
 	}
-	if h.serveCatalog(w, r) {
+	if h.serveCatalog(w, r, false) {
 		return
 	}
 	mw := &mcpWriter{inner: w}
