@@ -180,6 +180,9 @@ type catalogPage struct {
 	Version  string
 	Endpoint string
 	Tools    []catalogTool
+	// Resources and Prompts the caller may use (resprompt_catalog.go).
+	Resources []catalogResource
+	Prompts   []catalogPrompt
 }
 
 type catalogTool struct {
@@ -219,6 +222,7 @@ func (h *Handler) catalogPage(r *http.Request) catalogPage {
 			Inputs:      catalogInputs(t),
 		})
 	}
+	p.Resources, p.Prompts = h.catalogResourcesAndPrompts(r)
 	return p
 }
 

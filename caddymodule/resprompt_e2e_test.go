@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -334,5 +338,79 @@ func TestDeclaredResourcesTypeScriptSDK(t *testing.T) {
 		if st := res.Steps[i]; st.Error != nil || !strings.Contains(string(st.Result), want) {
 			t.Errorf("step %d (%s): %s %s, want %s", i, st.Op, st.Result, st.Error, want)
 		}
+	}
+}
+
+// TestDeclaredResourcesCatalogPage: the catalog lists the resources and
+// prompts the caller may use, by the lists' checks, without statements.
+func TestDeclaredResourcesCatalogPage(t *testing.T) {
+	g := startGateway(t, respromptCaddyfile(t))
+	page := func(key string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, g.URL, nil)
+		req.Header.Set("Accept", "text/html")
+		req.Header.Set("X-API-Key", key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET: %d %s", res.StatusCode, b)
+		}
+		return string(b)
+	}
+	bob, alice := page(respromptBobKey), page(respromptAliceKey)
+	for _, want := range []string{"2 resources", "docs://{slug}", "text/markdown", "docs://kind/{kind}", "<code>glossary</code>", "1 prompt", "review", "How to say it"} {
+		if !strings.Contains(bob, want) {
+			t.Errorf("bob's page lacks %q", want)
+		}
+	}
+	for _, hidden := range []string{"docs://index", "audit", "SELECT"} {
+		if strings.Contains(bob, hidden) {
+			t.Errorf("bob's page shows %q", hidden)
+		}
+	}
+	for _, want := range []string{"3 resources", "docs://index", "2 prompts", "audit"} {
+		if !strings.Contains(alice, want) {
+			t.Errorf("alice's page lacks %q", want)
+		}
+	}
+}
+
+// TestMCPToolsListsResourcesAndPrompts: `caddy mcp tools` lists them too.
+func TestMCPToolsListsResourcesAndPrompts(t *testing.T) {
+	raw, err := os.ReadFile("testdata/adapt/resources-prompts.caddytest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	input, _, _ := strings.Cut(string(raw), "\n----------\n")
+	file := filepath.Join(t.TempDir(), "Caddyfile")
+	writeFile(t, file, input)
+	out, errOut, err := runMCPCommand(t, "tools", "--config", file, "--adapter", "caddyfile")
+	if err != nil {
+		t.Fatalf("mcp tools: %v\n%s", err, errOut)
+	}
+	for _, want := range []string{
+		"3 resources", "docs://{slug} (doc, text/markdown)", "connector: db (postgres)",
+		"docs://kind/{kind}/{page} (docs_kind_kind_page, application/json)", "auth: keys (subject alice)",
+		"variable kind string enum guide|reference", "variable page int", "handler: limits.js",
+		"1 prompt", "review (2 messages)", "argument slug required", "argument tone enum friendly|strict",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "SELECT") || strings.Contains(out, "Reviewing") {
+		t.Errorf("output shows a statement or a template:\n%s", out)
+	}
+	js, _, err := runMCPCommand(t, "tools", "--config", file, "--adapter", "caddyfile", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listing []endpointListing
+	if err := json.Unmarshal([]byte(js), &listing); err != nil || len(listing) != 1 || len(listing[0].Resources) != 3 || len(listing[0].Prompts) != 1 {
+		t.Fatalf("--json listing %s: %v", js, err)
 	}
 }
