@@ -112,6 +112,7 @@ type Handler struct {
 	resourceEngine *pipeline.Engine
 	prompts        []*pipeline.Prompt // prompts.go
 	promptByName   map[string]*pipeline.Prompt
+	upstream       *upstreamCatalog // the sources' resources and prompts (upstream_catalog.go)
 }
 
 // CaddyModule returns the Caddy module information.
@@ -221,6 +222,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	if err := h.checkSourceNames(sourced); err != nil {
+		return err
+	}
+	if h.upstream, err = h.buildUpstreamCatalog(); err != nil {
 		return err
 	}
 	if err := h.provisionCache(ctx, tools, sourced, repl); err != nil {

@@ -73,11 +73,13 @@ func (h *Handler) resourcePromptOptions() []server.ServerOption {
 		server.WithHooks(hooks),
 		server.WithPromptFilter(h.promptFilter),
 	}
-	if len(h.resources) > 0 {
-		opts = append(opts, server.WithResourceCapabilities(false, false))
+	// A source's lists change with its upstream's (upstream_catalog.go).
+	changing := len(h.catalogSources()) > 0
+	if h.servesResources() {
+		opts = append(opts, server.WithResourceCapabilities(false, changing))
 	}
-	if len(h.prompts) > 0 {
-		opts = append(opts, server.WithPromptCapabilities(false))
+	if h.servesPrompts() {
+		opts = append(opts, server.WithPromptCapabilities(changing))
 	}
 	if h.completable() {
 		opts = append(opts, server.WithCompletions(),
@@ -87,18 +89,21 @@ func (h *Handler) resourcePromptOptions() []server.ServerOption {
 	return opts
 }
 
-// addResourcesAndPrompts registers the declared resources and prompts.
+// servesResources: resources are declared, or a source may bring some.
+func (h *Handler) servesResources() bool {
+	return len(h.resources) > 0 || len(h.catalogSources()) > 0
+}
+
+// servesPrompts: prompts are declared, or a source may bring some.
+func (h *Handler) servesPrompts() bool {
+	return len(h.prompts) > 0 || len(h.catalogSources()) > 0
+}
+
+// addResourcesAndPrompts registers the declared resources and prompts and
+// the sources' (upstream_catalog.go); registering is what declares the
+// capability in mcp-go, so nothing is registered where nothing is served.
 func (h *Handler) addResourcesAndPrompts(srv *server.MCPServer) {
-	res, tmpl := h.serverResources()
-	if len(res) > 0 {
-		srv.AddResources(res...)
-	}
-	if len(tmpl) > 0 {
-		srv.AddResourceTemplates(tmpl...)
-	}
-	if p := h.serverPrompts(); len(p) > 0 {
-		srv.AddPrompts(p...)
-	}
+	h.setCatalog(srv, h.upstream)
 }
 
 // completable: some prompt has an argument or some template a variable.
