@@ -112,7 +112,7 @@ type Handler struct {
 	resourceEngine *pipeline.Engine
 	prompts        []*pipeline.Prompt // prompts.go
 	promptByName   map[string]*pipeline.Prompt
-	upstream       *upstreamCatalog // the sources' resources and prompts (upstream_catalog.go)
+	upstream       *upstreamHolder // the sources' resources and prompts (upstream_catalog.go)
 }
 
 // CaddyModule returns the Caddy module information.
@@ -224,9 +224,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.checkSourceNames(sourced); err != nil {
 		return err
 	}
-	if h.upstream, err = h.buildUpstreamCatalog(); err != nil {
+	up, err := h.buildUpstreamCatalog()
+	if err != nil {
 		return err
 	}
+	h.upstream = new(upstreamHolder)
+	h.upstream.p.Store(up)
 	if err := h.provisionCache(ctx, tools, sourced, repl); err != nil {
 		return err
 	}

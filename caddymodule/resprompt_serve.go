@@ -103,11 +103,15 @@ func (h *Handler) servesPrompts() bool {
 // the sources' (upstream_catalog.go); registering is what declares the
 // capability in mcp-go, so nothing is registered where nothing is served.
 func (h *Handler) addResourcesAndPrompts(srv *server.MCPServer) {
-	h.setCatalog(srv, h.upstream)
+	h.setCatalog(srv, h.upstream.p.Load())
 }
 
-// completable: some prompt has an argument or some template a variable.
+// completable: some prompt has an argument or some template a variable,
+// or a source may have them (its completions are forwarded).
 func (h *Handler) completable() bool {
+	if len(h.catalogSources()) > 0 {
+		return true
+	}
 	for _, p := range h.prompts {
 		if len(p.Arguments) > 0 {
 			return true
@@ -129,8 +133,13 @@ type promptCompleter struct{ h *Handler }
 
 // CompletePromptArgument offers the argument's enum values that start with
 // what the user typed.
-func (c promptCompleter) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+func (c promptCompleter) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
 	p := c.h.promptByName[name]
+	if p == nil {
+		if ref, ok := c.h.upstream.p.Load().promptOrigin[name]; ok {
+			return forwardComplete(ctx, ref.src, map[string]any{"type": "ref/prompt", "name": ref.original}, arg, cctx)
+		}
+	}
 	if p == nil || !c.h.allowed(ctx, p.Auth, p.Name) {
 		return nil, errUnknownRef
 	}
@@ -145,7 +154,10 @@ func (c promptCompleter) CompletePromptArgument(ctx context.Context, name string
 type resourceCompleter struct{ h *Handler }
 
 // CompleteResourceArgument offers the template variable's enum values.
-func (c resourceCompleter) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+func (c resourceCompleter) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	if src, ok := c.h.upstream.p.Load().templateOrigin[uri]; ok {
+		return forwardComplete(ctx, src, map[string]any{"type": "ref/resource", "uri": uri}, arg, cctx)
+	}
 	for _, r := range c.h.resources {
 		if r.config.URI != uri || !r.template {
 			continue

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -28,6 +29,21 @@ type upstreamCatalog struct {
 	resources []server.ServerResource
 	templates []server.ServerResourceTemplate
 	prompts   []server.ServerPrompt
+	// Where completion/complete goes: a prompt's source and original name,
+	// a template's source.
+	promptOrigin   map[string]upstreamPrompt
+	templateOrigin map[string]pipeline.CatalogSource
+}
+
+type upstreamPrompt struct {
+	src      pipeline.CatalogSource
+	original string
+}
+
+// upstreamHolder holds the current catalog; shared by pointer (Caddy
+// copies a Handler by value), swapped whole by refreshCatalog.
+type upstreamHolder struct {
+	p atomic.Pointer[upstreamCatalog]
 }
 
 // catalogSources are the sources that bring resources or prompts.
@@ -43,7 +59,7 @@ func (h *Handler) catalogSources() []loadedSource {
 
 // buildUpstreamCatalog reads every catalog source as it is now.
 func (h *Handler) buildUpstreamCatalog() (*upstreamCatalog, error) {
-	out := &upstreamCatalog{}
+	out := &upstreamCatalog{promptOrigin: map[string]upstreamPrompt{}, templateOrigin: map[string]pipeline.CatalogSource{}}
 	owner := map[string]string{} // URI or template → its origin
 	for _, r := range h.resources {
 		owner[r.config.URI] = "a declared resource"
@@ -91,6 +107,7 @@ func (h *Handler) buildUpstreamCatalog() (*upstreamCatalog, error) {
 			} else if !ok {
 				continue
 			}
+			out.templateOrigin[t.URITemplate.Raw()] = cs
 			out.templates = append(out.templates, server.ServerResourceTemplate{Template: t, Handler: server.ResourceTemplateHandlerFunc(h.forwardRead(cs))})
 		}
 		for _, raw := range cat.Prompts {
@@ -104,6 +121,7 @@ func (h *Handler) buildUpstreamCatalog() (*upstreamCatalog, error) {
 				return nil, fmt.Errorf("%s: its prompt %q is named %q, the name of %s", origin, original, p.Name, o)
 			}
 			prompts[p.Name] = fmt.Sprintf("prompt %q of %s", original, origin)
+			out.promptOrigin[p.Name] = upstreamPrompt{src: cs, original: original}
 			out.prompts = append(out.prompts, server.ServerPrompt{Prompt: p, Handler: h.forwardGet(cs, original)})
 		}
 	}
@@ -203,6 +221,24 @@ func (h *Handler) refreshCatalog() {
 		h.logger.Warn("resources and prompts not updated: the new set does not load; the previous one stays", zap.Error(err))
 		return
 	}
-	h.upstream = up
+	h.upstream.p.Store(up)
 	h.setCatalog(h.mcp, up)
+}
+
+// forwardComplete sends completion/complete for a source's prompt or
+// template to its server, with the reference it knows.
+func forwardComplete(ctx context.Context, src pipeline.CatalogSource, ref map[string]any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	params := map[string]any{"ref": ref, "argument": arg}
+	if len(cctx.Arguments) > 0 {
+		params["context"] = cctx
+	}
+	raw, err := src.Complete(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.CompleteResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("the MCP server's completion/complete result is not valid: %v", err)
+	}
+	return &res.Completion, nil
 }

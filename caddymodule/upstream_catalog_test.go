@@ -212,3 +212,39 @@ func TestMCPSourceResourceTwoSources(t *testing.T) {
 		t.Errorf("prompts of both sources, each in its namespace: %v", names)
 	}
 }
+
+// TestMCPSourceCompletion: completion/complete for a source's prompt (with
+// the context of the arguments already chosen) and template goes to its
+// server under the original reference; a declared prompt's stays local.
+func TestMCPSourceCompletion(t *testing.T) {
+	g := startGateway(t, everythingCatalogCaddyfile(t, ""))
+	c := g.mcpClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	complete := func(ref any, arg, value string, chosen map[string]string) []string {
+		t.Helper()
+		req := mcp.CompleteRequest{}
+		req.Params.Ref = ref
+		req.Params.Argument = mcp.CompleteArgument{Name: arg, Value: value}
+		req.Params.Context = mcp.CompleteContext{Arguments: chosen}
+		res, err := c.Complete(ctx, req)
+		if err != nil {
+			t.Fatalf("complete %s: %v", arg, err)
+		}
+		return res.Completion.Values
+	}
+	prompt := mcp.PromptReference{Type: "ref/prompt", Name: "every_completable-prompt"}
+	if v := complete(prompt, "department", "S", nil); strings.Join(v, ",") != "Sales,Support" {
+		t.Errorf("department completion: %v", v)
+	}
+	if v := complete(prompt, "name", "", map[string]string{"department": "Marketing"}); strings.Join(v, ",") != "Grace,Henry,Iris" {
+		t.Errorf("name completion with context: %v", v)
+	}
+	tmpl := mcp.ResourceReference{Type: "ref/resource", URI: "demo://resource/dynamic/text/{resourceId}"}
+	if v := complete(tmpl, "resourceId", "42", nil); strings.Join(v, ",") != "42" {
+		t.Errorf("template completion: %v", v)
+	}
+	if v := complete(tmpl, "resourceId", "x", nil); len(v) != 0 {
+		t.Errorf("template completion of a non-id: %v", v)
+	}
+}

@@ -17,6 +17,9 @@ type CatalogSource interface {
 	ReadResource(ctx context.Context, uri string) (json.RawMessage, error)
 	// GetPrompt forwards prompts/get under the prompt's original name.
 	GetPrompt(ctx context.Context, name string, args map[string]string) (json.RawMessage, error)
+	// Complete forwards completion/complete (params with the upstream's
+	// own reference) and returns the upstream's result.
+	Complete(ctx context.Context, params map[string]any) (json.RawMessage, error)
 }
 
 // SourceCatalog is a source's resources, resource templates and prompts,

@@ -41,6 +41,11 @@ func (s *Source) GetPrompt(ctx context.Context, name string, args map[string]str
 	return s.conn.forward(ctx, string(mcp.MethodPromptsGet), params)
 }
 
+// Complete implements pipeline.CatalogSource.
+func (s *Source) Complete(ctx context.Context, params map[string]any) (json.RawMessage, error) {
+	return s.conn.forward(ctx, string(mcp.MethodCompletionComplete), params)
+}
+
 // Code is the upstream's JSON-RPC error code, passed on to the caller of a
 // forwarded read or get (an unknown resource stays "not found").
 func (e *rpcError) Code() int { return e.code }
