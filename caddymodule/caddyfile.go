@@ -44,6 +44,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		cache { ... }
 //		tool <name> { ... }
 //		source <name> <type> ... { ... }
+//		resource <uri-or-template> { ... }
+//		prompt <name> { ... }
 //	}
 //
 // Every error names the file and line (Dispenser.Errf does).
@@ -196,6 +198,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			h.Tools = append(h.Tools, t)
+		case "resource", "prompt":
+			if err := h.parseResourceOrPrompt(d); err != nil {
+				return err
+			}
 		default:
 			return d.Errf("unrecognized mcp sub-directive %q", dir)
 		}
@@ -204,6 +210,9 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return err
 	}
 	if err := h.checkIdentityAtAdapt(); err != nil {
+		return err
+	}
+	if err := h.checkResourcesAtAdapt(); err != nil {
 		return err
 	}
 	return checkStatementsAtAdapt(h)

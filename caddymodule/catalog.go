@@ -245,6 +245,9 @@ type catalogPage struct {
 	ScriptURL string
 	ScriptSRI string
 	Tools     []catalogTool
+	// Resources and Prompts the caller may use (catalog_resources.go).
+	Resources []catalogResource
+	Prompts   []catalogPrompt
 }
 
 type catalogTool struct {
@@ -292,6 +295,7 @@ func (h *Handler) catalogPage(r *http.Request, locked bool) catalogPage {
 			Schema:      string(t.Schema()),
 		})
 	}
+	p.Resources, p.Prompts = h.catalogResourcesAndPrompts(r)
 	return p
 }
 

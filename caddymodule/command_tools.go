@@ -76,6 +76,9 @@ type endpointListing struct {
 	Connectors []connectorListing         `json:"connectors,omitempty"`
 	Settings   map[string]json.RawMessage `json:"settings,omitempty"`
 	Tools      []toolListing              `json:"tools"`
+	// Resources and Prompts declared (catalog_resources.go).
+	Resources []resourceListing `json:"resources,omitempty"`
+	Prompts   []promptListing   `json:"prompts,omitempty"`
 }
 
 // connectorListing is a connector without its DSN.
@@ -109,7 +112,7 @@ type toolListing struct {
 var (
 	knownHandlerKeys = map[string]bool{"handler": true, "name": true, "version": true, "error_mode": true,
 		"connectors": true, "tools": true, "catalog_off": true, "max_body_size": true,
-		"session_idle_timeout": true, "allowed_origins": true}
+		"session_idle_timeout": true, "allowed_origins": true, "resources": true, "prompts": true}
 	knownToolKeys = map[string]bool{"name": true, "title": true, "description": true, "use": true,
 		"statement": true, "inputs": true, "annotations": true, "cache": true, "auth": true}
 )
@@ -239,6 +242,7 @@ func endpointOf(raw json.RawMessage) (endpointListing, error) {
 		}
 		e.Tools = append(e.Tools, tl)
 	}
+	e.Resources, e.Prompts = resourcePromptListings(h, connTypes)
 	return e, nil
 }
 
@@ -352,6 +356,7 @@ func writeEndpoints(out io.Writer, endpoints []endpointListing) {
 		for _, t := range e.Tools {
 			writeTool(out, t)
 		}
+		writeResourcesAndPrompts(out, e)
 	}
 }
 

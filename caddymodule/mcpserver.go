@@ -18,13 +18,15 @@ const defaultSessionIdleTimeout = 30 * time.Minute
 // newMCPServer registers every tool of the engine with an mcp-go server and
 // wraps it in the streamable HTTP transport.
 func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.StreamableHTTPServer) {
-	srv := server.NewMCPServer(h.ServerName, h.ServerVersion,
+	opts := append([]server.ServerOption{
 		server.WithToolCapabilities(true), // sources may change their tools (registry.go)
 		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithToolFilter(h.toolFilter), // auth_http.go
-	)
+	}, h.resourcePromptOptions()...) // resources_serve.go
+	srv := server.NewMCPServer(h.ServerName, h.ServerVersion, opts...)
 	srv.AddTools(h.serverTools(h.tools())...)
+	h.addResourcesAndPrompts(srv)
 
 	idle := time.Duration(h.SessionIdleTimeout)
 	if idle == 0 {

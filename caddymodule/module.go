@@ -78,6 +78,9 @@ type Handler struct {
 	Tools      []ToolConfig      `json:"tools,omitempty"`
 	// Sources bring their own tools (sources.go).
 	Sources []SourceConfig `json:"sources,omitempty"`
+	// Resources and Prompts declared in the Caddyfile (resources.go, prompts.go).
+	Resources []ResourceConfig `json:"resources,omitempty"`
+	Prompts   []PromptConfig   `json:"prompts,omitempty"`
 	// RateLimit bounds the endpoint's requests; RateLimitStore shares the
 	// counters of every limit through Redis (ratelimit.go).
 	RateLimit      *RateLimitConfig      `json:"rate_limit,omitempty"`
@@ -104,6 +107,12 @@ type Handler struct {
 	limitRedisKey string
 
 	unknownTool *toolObs
+
+	resources      []*declaredResource // resources.go
+	resourceEngine *pipeline.Engine
+	prompts        []*pipeline.Prompt // prompts.go
+	promptByName   map[string]*pipeline.Prompt
+	upstream       *upstreamHolder // the sources' resources and prompts (upstream_catalog.go)
 }
 
 // CaddyModule returns the Caddy module information.
@@ -195,6 +204,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		tools = append(tools, t)
 	}
 	h.declared = tools
+	if err := h.buildResources(ctx, conns, repl, scripts); err != nil {
+		return err
+	}
+	if err := h.provisionPrompts(repl); err != nil {
+		return err
+	}
 	h.connTypes = make(map[string]string, len(conns))
 	for name, ref := range conns {
 		h.connTypes[name] = ref.config.Type
@@ -209,6 +224,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.checkSourceNames(sourced); err != nil {
 		return err
 	}
+	up, err := h.buildUpstreamCatalog()
+	if err != nil {
+		return err
+	}
+	h.upstream = new(upstreamHolder)
+	h.upstream.p.Store(up)
 	if err := h.provisionCache(ctx, tools, sourced, repl); err != nil {
 		return err
 	}

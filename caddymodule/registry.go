@@ -96,5 +96,6 @@ func (h *Handler) swapTools() {
 	}
 	h.setTools(r)
 	h.mcp.SetTools(h.serverTools(r)...)
+	h.refreshCatalog() // the sources' resources and prompts (upstream_catalog.go)
 	h.logger.Info("tools updated", zap.Int("tools", len(r.engine.Tools())))
 }

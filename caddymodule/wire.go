@@ -95,6 +95,9 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			mw.st = st
+		} else if st := inspectRead(body, r); st != nil { // resources_serve.go
+			r = r.WithContext(context.WithValue(r.Context(), callStateKey{}, st))
+			mw.st = st
 		}
 	}
 	h.streamable.ServeHTTP(mw, r)

@@ -51,7 +51,8 @@ type conn struct {
 	mu    sync.Mutex
 	sess  *session
 	tools []listedTool
-	vers  int64 // counts the tool lists set
+	cat   pipeline.SourceCatalog // resources, templates, prompts (resources.go)
+	vers  int64                  // counts the tool lists set
 	subs  map[*Source]func()
 
 	connectMu sync.Mutex // one connect at a time
@@ -177,13 +178,17 @@ func (c *conn) ensure(ctx context.Context) (*session, error) {
 		s.close()
 		return nil, fmt.Errorf("tools/list: %v", err)
 	}
+	cat, err := s.listCatalog(ctx)
+	if err != nil { // the tools serve without them
+		c.log.Warn("MCP server's resources or prompts could not be listed", zap.String("server", c.set.describe()), zap.Error(err))
+	}
 	c.mu.Lock()
 	if c.ctx.Err() != nil { // destroyed meanwhile
 		c.mu.Unlock()
 		s.close()
 		return nil, errors.New("the MCP source is stopped")
 	}
-	c.sess, c.tools = s, tools
+	c.sess, c.tools, c.cat = s, tools, cat
 	c.vers++
 	c.mu.Unlock()
 	c.log.Info("MCP server connected", zap.String("server", c.set.describe()), zap.Int("tools", len(tools)))
@@ -355,6 +360,7 @@ func (s *session) initialize(ctx context.Context, c *conn) error {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
 			go c.relist(s)
 		}
+		c.catalogChanged(s, n) // resources.go
 	})
 	req := mcp.InitializeRequest{}
 	req.Params.ClientInfo = mcp.Implementation{Name: "edgemcp", Version: "1"}

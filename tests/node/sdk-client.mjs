@@ -9,6 +9,11 @@
 //   {"op":"signal","text":"ready"}                   write "ready" and a newline on stderr
 //   {"op":"wait_tools_changed","timeoutMs":20000}    wait for notifications/tools/list_changed
 //                                                    (counted from the start; error on timeout)
+//   {"op":"list_resources"} / {"op":"list_resource_templates"} / {"op":"list_prompts"}
+//                                                    (all pages; the result holds the list)
+//   {"op":"read_resource","uri":"..."}               resources/read
+//   {"op":"get_prompt","name":"x","arguments":{...}} prompts/get
+//   {"op":"complete","ref":{...},"argument":{"name":"a","value":"v"}}  completion/complete
 // Prints ONE JSON document on stdout:
 //   {"serverInfo":{...},"protocolVersion":"...","capabilities":{...},
 //    "steps":[{"op":"list","tools":[...]},
@@ -57,6 +62,18 @@ try {
   process.exit(1);
 }
 
+// allPages follows nextCursor through a list method.
+async function allPages(list, key) {
+  const items = [];
+  let cursor;
+  do {
+    const page = await list(cursor ? { cursor } : {});
+    items.push(...page[key]);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return items;
+}
+
 const out = {
   serverInfo: client.getServerVersion(),
   protocolVersion: transport.protocolVersion,
@@ -84,6 +101,24 @@ for (const step of steps) {
         break;
       case "ping":
         rec.result = await client.ping();
+        break;
+      case "list_resources":
+        rec.result = { resources: await allPages((c) => client.listResources(c), "resources") };
+        break;
+      case "list_resource_templates":
+        rec.result = { resourceTemplates: await allPages((c) => client.listResourceTemplates(c), "resourceTemplates") };
+        break;
+      case "list_prompts":
+        rec.result = { prompts: await allPages((c) => client.listPrompts(c), "prompts") };
+        break;
+      case "read_resource":
+        rec.result = await client.readResource({ uri: step.uri });
+        break;
+      case "get_prompt":
+        rec.result = await client.getPrompt({ name: step.name, arguments: step.arguments ?? {} });
+        break;
+      case "complete":
+        rec.result = await client.complete({ ref: step.ref, argument: step.argument });
         break;
       case "signal":
         process.stderr.write(`${step.text}\n`);

@@ -1,0 +1,198 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// How declared resources and prompts meet mcp-go: the server options that
+// declare their capabilities (only when there are any), filter them per
+// caller and complete their arguments, and the call state that lets
+// wire.go put the documented error code on a failed read or get.
+
+// parseResourceOrPrompt reads `resource ...` or `prompt ...` into the handler.
+func (h *Handler) parseResourceOrPrompt(d *caddyfile.Dispenser) error {
+	if d.Val() == "resource" {
+		r, err := parseResource(d)
+		if err != nil {
+			return err
+		}
+		for _, other := range h.Resources {
+			if other.URI == r.URI {
+				return d.Errf("resource %q declared twice", r.URI)
+			}
+			if other.Name == r.Name {
+				return d.Errf("resources %q and %q are both named %q (set name in one of them)", other.URI, r.URI, r.Name)
+			}
+		}
+		h.Resources = append(h.Resources, r)
+		return nil
+	}
+	p, err := parsePrompt(d)
+	if err != nil {
+		return err
+	}
+	for _, other := range h.Prompts {
+		if other.Name == p.Name {
+			return d.Errf("prompt %q declared twice", p.Name)
+		}
+	}
+	h.Prompts = append(h.Prompts, p)
+	return nil
+}
+
+// provisionPrompts compiles the prompts and indexes them by name.
+func (h *Handler) provisionPrompts(repl *caddy.Replacer) error {
+	prompts, err := h.buildPrompts(repl)
+	if err != nil {
+		return err
+	}
+	h.prompts = prompts
+	h.promptByName = make(map[string]*pipeline.Prompt, len(prompts))
+	for _, p := range prompts {
+		h.promptByName[p.Name] = p
+	}
+	return nil
+}
+
+// resourcePromptOptions are the mcp-go options for the declared resources
+// and prompts.
+func (h *Handler) resourcePromptOptions() []server.ServerOption {
+	hooks := &server.Hooks{}
+	h.resourceHooks(hooks)
+	opts := []server.ServerOption{
+		server.WithHooks(hooks),
+		server.WithPromptFilter(h.promptFilter),
+	}
+	// A source's lists change with its upstream's (upstream_catalog.go).
+	changing := len(h.catalogSources()) > 0
+	if h.servesResources() {
+		opts = append(opts, server.WithResourceCapabilities(false, changing))
+	}
+	if h.servesPrompts() {
+		opts = append(opts, server.WithPromptCapabilities(changing))
+	}
+	if h.completable() {
+		opts = append(opts, server.WithCompletions(),
+			server.WithPromptCompletionProvider(promptCompleter{h}),
+			server.WithResourceCompletionProvider(resourceCompleter{h}))
+	}
+	return opts
+}
+
+// servesResources: resources are declared, or a source may bring some.
+func (h *Handler) servesResources() bool {
+	return len(h.resources) > 0 || len(h.catalogSources()) > 0
+}
+
+// servesPrompts: prompts are declared, or a source may bring some.
+func (h *Handler) servesPrompts() bool {
+	return len(h.prompts) > 0 || len(h.catalogSources()) > 0
+}
+
+// addResourcesAndPrompts registers the declared resources and prompts and
+// the sources' (upstream_catalog.go); registering is what declares the
+// capability in mcp-go, so nothing is registered where nothing is served.
+func (h *Handler) addResourcesAndPrompts(srv *server.MCPServer) {
+	h.setCatalog(srv, h.upstream.p.Load())
+}
+
+// completable: some prompt has an argument or some template a variable,
+// or a source may have them (its completions are forwarded).
+func (h *Handler) completable() bool {
+	if len(h.catalogSources()) > 0 {
+		return true
+	}
+	for _, p := range h.prompts {
+		if len(p.Arguments) > 0 {
+			return true
+		}
+	}
+	for _, r := range h.resources {
+		if r.template {
+			return true
+		}
+	}
+	return false
+}
+
+// errUnknownRef is completion/complete for a prompt or template that does
+// not exist, or that the caller may not use.
+var errUnknownRef = errors.New("no such prompt or resource template")
+
+type promptCompleter struct{ h *Handler }
+
+// CompletePromptArgument offers the argument's enum values that start with
+// what the user typed.
+func (c promptCompleter) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	p := c.h.promptByName[name]
+	if p == nil {
+		if ref, ok := c.h.upstream.p.Load().promptOrigin[name]; ok {
+			return forwardComplete(ctx, ref.src, map[string]any{"type": "ref/prompt", "name": ref.original}, arg, cctx)
+		}
+	}
+	if p == nil || !c.h.allowed(ctx, p.Auth, p.Name) {
+		return nil, errUnknownRef
+	}
+	for _, a := range p.Arguments {
+		if a.Name == arg.Name {
+			return completion(a.Complete(arg.Value)), nil
+		}
+	}
+	return completion(nil), nil
+}
+
+type resourceCompleter struct{ h *Handler }
+
+// CompleteResourceArgument offers the template variable's enum values.
+func (c resourceCompleter) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	if src, ok := c.h.upstream.p.Load().templateOrigin[uri]; ok {
+		return forwardComplete(ctx, src, map[string]any{"type": "ref/resource", "uri": uri}, arg, cctx)
+	}
+	for _, r := range c.h.resources {
+		if r.config.URI != uri || !r.template {
+			continue
+		}
+		if !c.h.allowed(ctx, r.tool.Auth, r.tool.Name) {
+			break
+		}
+		if in := r.tool.Inputs.Get(arg.Name); in != nil {
+			return completion(pipeline.CompleteEnum(in.EnumText, arg.Value)), nil
+		}
+		return completion(nil), nil
+	}
+	return nil, errUnknownRef
+}
+
+func completion(values []string) *mcp.Completion {
+	if values == nil {
+		values = []string{}
+	}
+	return &mcp.Completion{Values: values, Total: len(values)}
+}
+
+// inspectRead notes a resources/read or prompts/get, so that the handler's
+// failure reaches the wire with its own code (wire.go rewrites mcp-go's
+// -32603 for that id); nil for anything else.
+func inspectRead(body []byte, r *http.Request) *callState {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 ||
+		(msg.Method != string(mcp.MethodResourcesRead) && msg.Method != string(mcp.MethodPromptsGet)) {
+		return nil
+	}
+	st := &callState{header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS, rawID: msg.ID}
+	_ = json.Unmarshal(msg.ID, &st.id)
+	return st
+}

@@ -1,0 +1,161 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/sources/upstream"
+)
+
+// The upstream's resources, resource templates and prompts (README,
+// Sources: MCP servers): listed (every page) when the session starts and
+// again on the server's resources/list_changed or prompts/list_changed;
+// resources/read and prompts/get forwarded.
+
+var _ pipeline.CatalogSource = (*Source)(nil)
+
+// Catalog implements pipeline.CatalogSource.
+func (s *Source) Catalog() pipeline.SourceCatalog {
+	s.conn.mu.Lock()
+	defer s.conn.mu.Unlock()
+	return s.conn.cat
+}
+
+// ReadResource implements pipeline.CatalogSource.
+func (s *Source) ReadResource(ctx context.Context, uri string) (json.RawMessage, error) {
+	return s.conn.forward(ctx, string(mcp.MethodResourcesRead), map[string]any{"uri": uri})
+}
+
+// GetPrompt implements pipeline.CatalogSource.
+func (s *Source) GetPrompt(ctx context.Context, name string, args map[string]string) (json.RawMessage, error) {
+	params := map[string]any{"name": name}
+	if len(args) > 0 {
+		params["arguments"] = args
+	}
+	return s.conn.forward(ctx, string(mcp.MethodPromptsGet), params)
+}
+
+// Complete implements pipeline.CatalogSource.
+func (s *Source) Complete(ctx context.Context, params map[string]any) (json.RawMessage, error) {
+	return s.conn.forward(ctx, string(mcp.MethodCompletionComplete), params)
+}
+
+// Code is the upstream's JSON-RPC error code, passed on to the caller of a
+// forwarded read or get (an unknown resource stays "not found").
+func (e *rpcError) Code() int { return e.code }
+
+// forward sends one request on the current session (connecting when there
+// is none) within the source's timeout.
+func (c *conn) forward(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	if d := c.set.built.Timeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	s, err := c.ensure(ctx)
+	if err != nil {
+		return nil, upstream.Failed("the MCP server is not reachable", err)
+	}
+	raw, _, err := s.request(ctx, method, params)
+	if err == nil {
+		return raw, nil
+	}
+	var rpc *rpcError
+	if errors.As(err, &rpc) {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, upstream.Failed("the MCP server did not answer in time", err)
+	}
+	return nil, upstream.Failed("the connection to the MCP server failed", err)
+}
+
+// listCatalog lists what the server declared it has: resources and
+// templates with the resources capability, prompts with prompts.
+func (s *session) listCatalog(ctx context.Context) (pipeline.SourceCatalog, error) {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	var cat pipeline.SourceCatalog
+	caps := s.client.GetServerCapabilities()
+	var err error
+	if caps.Resources != nil {
+		if cat.Resources, err = s.listAll(ctx, string(mcp.MethodResourcesList), "resources"); err != nil {
+			return cat, err
+		}
+		if cat.Templates, err = s.listAll(ctx, string(mcp.MethodResourcesTemplatesList), "resourceTemplates"); err != nil {
+			return cat, err
+		}
+	}
+	if caps.Prompts != nil {
+		if cat.Prompts, err = s.listAll(ctx, string(mcp.MethodPromptsList), "prompts"); err != nil {
+			return cat, err
+		}
+	}
+	return cat, nil
+}
+
+// listAll follows the cursors of one list method.
+func (s *session) listAll(ctx context.Context, method, key string) ([]json.RawMessage, error) {
+	var all []json.RawMessage
+	seen := map[string]bool{}
+	cursor := ""
+	for {
+		var params any
+		if cursor != "" {
+			params = map[string]any{"cursor": cursor}
+		}
+		raw, _, err := s.request(ctx, method, params)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", method, err)
+		}
+		var page map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return nil, fmt.Errorf("bad %s result: %v", method, err)
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(page[key], &items); page[key] != nil && err != nil {
+			return nil, fmt.Errorf("bad %s result: %v", method, err)
+		}
+		all = append(all, items...)
+		var next string
+		_ = json.Unmarshal(page["nextCursor"], &next)
+		if next == "" {
+			return all, nil
+		}
+		if seen[next] {
+			return nil, fmt.Errorf("%s returned cursor %q twice", method, next)
+		}
+		seen[next] = true
+		cursor = next
+	}
+}
+
+// catalogChanged handles the server's resources/list_changed and
+// prompts/list_changed: the catalog is listed again and the gateway told.
+func (c *conn) catalogChanged(s *session, n mcp.JSONRPCNotification) {
+	if n.Method != string(mcp.MethodNotificationResourcesListChanged) && n.Method != string(mcp.MethodNotificationPromptsListChanged) {
+		return
+	}
+	go func() {
+		cat, err := s.listCatalog(c.ctx)
+		if err != nil {
+			c.log.Warn("MCP server's resources or prompts could not be listed after list_changed", zap.String("server", c.set.describe()), zap.Error(err))
+			return
+		}
+		c.mu.Lock()
+		if c.sess != s {
+			c.mu.Unlock()
+			return
+		}
+		c.cat = cat
+		c.vers++
+		c.mu.Unlock()
+		c.changed()
+	}()
+}
