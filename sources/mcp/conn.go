@@ -37,6 +37,7 @@ const (
 	connectTimeout = 30 * time.Second
 	listTimeout    = 30 * time.Second
 	stopGrace      = 3 * time.Second
+	cancelTimeout  = 5 * time.Second
 )
 
 // conn is one upstream MCP server: its session (nil while it is down), the
@@ -66,6 +67,7 @@ type session struct {
 	cmd    *exec.Cmd // stdio only
 	start  time.Time
 	nextID atomic.Int64
+	relay  *relay // forward.go
 	// broken is set when the stdio transport closed: the child closed
 	// its output, and is exiting if it has not yet.
 	broken atomic.Bool
@@ -345,19 +347,29 @@ func (c *conn) slog() *slog.Logger {
 	return slog.New(zapslog.NewHandler(c.log.With(zap.String("server", c.set.describe())).Core()))
 }
 
-// initialize runs the handshake and listens for tools/list_changed.
+// initialize runs the handshake, listens for tools/list_changed and
+// forwards what concerns the callers (forward.go).
 func (s *session) initialize(ctx context.Context, c *conn) error {
+	s.relay = newRelay(c.log.With(zap.String("server", c.set.describe())))
 	s.client = client.NewClient(s.tr, client.WithLegacyProtocolOnly())
 	if err := s.client.Start(ctx); err != nil {
 		return err
 	}
+	// The server's requests reach the relay as they came, not through
+	// the client's typed handlers, so that they are passed on verbatim.
+	if bi, ok := s.tr.(transport.BidirectionalInterface); ok {
+		bi.SetRequestHandler(s.relay.serve)
+	}
 	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
 			go c.relist(s)
+			return
 		}
+		s.relay.notify(n)
 	})
 	req := mcp.InitializeRequest{}
 	req.Params.ClientInfo = mcp.Implementation{Name: "edgemcp", Version: "1"}
+	req.Params.Capabilities = forwardedCapabilities()
 	_, err := s.client.Initialize(ctx, req)
 	return err
 }
@@ -415,10 +427,10 @@ func (s *session) request(ctx context.Context, method string, params any) (resul
 	if s.exited() {
 		return nil, false, errors.New("the MCP server process is not running")
 	}
-	id := s.nextID.Add(1)
+	id := mcp.NewRequestId(fmt.Sprintf("edgemcp-%d", s.nextID.Add(1)))
 	res, err := s.tr.SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      mcp.NewRequestId(fmt.Sprintf("edgemcp-%d", id)),
+		ID:      id,
 		Method:  method,
 		Params:  params,
 	})
@@ -426,7 +438,11 @@ func (s *session) request(ctx context.Context, method string, params any) (resul
 		if errors.Is(err, transport.ErrTransportClosed) {
 			s.broken.Store(true)
 		}
-		return nil, !notSent(err), err
+		sent := !notSent(err)
+		if sent && ctx.Err() != nil {
+			s.cancelUpstream(id, ctx.Err())
+		}
+		return nil, sent, err
 	}
 	if res.Error != nil {
 		return nil, true, &rpcError{code: res.Error.Code, message: res.Error.Message}
@@ -504,7 +520,7 @@ func (c *conn) call(ctx context.Context, name string, args map[string]any) (json
 		if err != nil {
 			return nil, upstream.Failed("the MCP server is not reachable", err)
 		}
-		raw, sent, err := s.request(ctx, string(mcp.MethodToolsCall), params)
+		raw, sent, err := s.forward(ctx, params)
 		if err == nil {
 			return raw, nil
 		}
@@ -571,6 +587,10 @@ func (lt listedTool) tool(namespace string, c *conn) *pipeline.Tool {
 		OutputSchema: lt.OutputSchema,
 		Annotations: pipeline.Annotations{ReadOnly: lt.Annotations.ReadOnly, Destructive: lt.Annotations.Destructive,
 			Idempotent: lt.Annotations.Idempotent, OpenWorld: lt.Annotations.OpenWorld},
+		// Any upstream tool may send progress, log messages or requests
+		// to its client while it runs (forward.go): it needs the caller's
+		// MCP session.
+		Interactive: true,
 		Executor: pipeline.ExecutorFunc(func(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
 			raw, err := c.call(ctx, name, call.Inputs)
 			if err != nil {
