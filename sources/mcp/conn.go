@@ -55,6 +55,9 @@ type conn struct {
 	vers  int64 // counts the tool lists set
 	subs  map[*Source]func()
 
+	trOnce sync.Once
+	tr     *http.Transport // HTTP sources: shared by the sessions (httpTransport)
+
 	connectMu sync.Mutex // one connect at a time
 	reviving  atomic.Bool
 	backoff   time.Duration // next restart wait of a crashing child
@@ -103,6 +106,9 @@ func (c *conn) Destruct() error {
 	c.mu.Unlock()
 	if s != nil {
 		s.close()
+	}
+	if c.tr != nil {
+		c.tr.CloseIdleConnections()
 	}
 	c.set.built.Close()
 	return nil
@@ -317,7 +323,7 @@ func (c *conn) connectStdio(ctx context.Context) (*session, error) {
 }
 
 func (c *conn) connectHTTP(ctx context.Context, kind string) (*session, error) {
-	hc := upstream.NewClient(&credentialTransport{base: http.DefaultTransport, creds: c.set.built.Credentials})
+	hc := upstream.NewClient(&credentialTransport{base: c.httpTransport(), creds: c.set.built.Credentials})
 	var tr transport.Interface
 	var err error
 	if kind == TransportSSE {
@@ -340,6 +346,23 @@ func (c *conn) connectHTTP(ctx context.Context, kind string) (*session, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// maxIdlePerHost is how many idle connections to an HTTP server the
+// source keeps: concurrent calls are concurrent POSTs, and
+// http.DefaultTransport keeps 2, so that most calls would open a new
+// connection.
+const maxIdlePerHost = 64
+
+// httpTransport is the connection's HTTP transport, made once and kept
+// across reconnects.
+func (c *conn) httpTransport() http.RoundTripper {
+	c.trOnce.Do(func() {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = maxIdlePerHost
+		c.tr = t
+	})
+	return c.tr
 }
 
 // slog is the source's log for mcp-go's transports.
