@@ -3,10 +3,15 @@
 package caddymodule
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // forwardRun is what tests/node/sdk-client.mjs reports of a run with
@@ -157,5 +162,67 @@ func TestMCPSourceForwardsToClient(t *testing.T) {
 				t.Errorf("call after the cancelled one: %q", got)
 			}
 		})
+	}
+}
+
+// TestMCPSourceLargeToolsList: an upstream with 1,200 tools, listed 100 a
+// page, is discovered whole, and the gateway lists it in pages of
+// toolsPageSize with nextCursor.
+func TestMCPSourceLargeToolsList(t *testing.T) {
+	up := server.NewMCPServer("many", "1", server.WithPaginationLimit(100))
+	const n = 1200
+	for i := range n {
+		up.AddTool(mcp.NewTool(fmt.Sprintf("t%04d", i), mcp.WithDescription("tool")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ran " + req.Params.Name), nil
+		})
+	}
+	hs := httptest.NewServer(server.NewStreamableHTTPServer(up))
+	t.Cleanup(hs.Close)
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source up mcp %s/mcp {
+			required
+		}
+	}
+}`, hs.URL))
+	s := g.rawSession(t, "2025-06-18")
+	seen := map[string]bool{}
+	pages := 0
+	cursor := ""
+	for {
+		params := "{}"
+		if cursor != "" {
+			params = fmt.Sprintf(`{"cursor":%q}`, cursor)
+		}
+		resp, _ := s.post(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":%s}`, 10+pages, params))
+		var page struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}
+		if resp.Error != nil || json.Unmarshal(resp.Result, &page) != nil {
+			t.Fatalf("tools/list page %d: %+v %s", pages, resp.Error, resp.Result)
+		}
+		pages++
+		if len(page.Tools) > toolsPageSize {
+			t.Errorf("page %d holds %d tools", pages, len(page.Tools))
+		}
+		for _, tl := range page.Tools {
+			if seen[tl.Name] {
+				t.Errorf("%s listed twice", tl.Name)
+			}
+			seen[tl.Name] = true
+		}
+		if page.NextCursor == "" || pages > 10 {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	if len(seen) != n || !seen["up_t0000"] || !seen["up_t1199"] || pages != 3 {
+		t.Errorf("listed %d tools in %d pages", len(seen), pages)
+	}
+	if r := s.call(t, "up_t1199", map[string]any{}).tool(t); len(r.Content) != 1 || r.Content[0].Text != "ran t1199" {
+		t.Errorf("up_t1199: %+v", r)
 	}
 }

@@ -15,6 +15,11 @@ import (
 
 const defaultSessionIdleTimeout = 30 * time.Minute
 
+// toolsPageSize is how many tools one tools/list page holds: a registry
+// with thousands of tools (large OpenAPI documents, MCP sources) is listed
+// a page at a time, with nextCursor.
+const toolsPageSize = 500
+
 // newMCPServer registers every tool of the engine with an mcp-go server and
 // wraps it in the streamable HTTP transport.
 func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.StreamableHTTPServer) {
@@ -23,6 +28,7 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithToolFilter(h.toolFilter), // auth_http.go
+		server.WithPaginationLimit(toolsPageSize),
 	)
 	srv.AddTools(h.serverTools(h.tools())...)
 
