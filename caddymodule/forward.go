@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -20,18 +22,39 @@ import (
 // Interactive and never take the direct path (direct.go).
 
 // withPeer returns ctx carrying the calling session as the call's peer,
-// when the call has a session.
-func withPeer(ctx context.Context, req mcp.CallToolRequest) context.Context {
+// when the call has a session, and the function to run before the
+// handler returns its result.
+func withPeer(ctx context.Context, req mcp.CallToolRequest) (context.Context, func()) {
 	srv := server.ServerFromContext(ctx)
 	sess := server.ClientSessionFromContext(ctx)
 	if srv == nil || sess == nil {
-		return ctx
+		return ctx, func() {}
 	}
 	p := &mcpPeer{ctx: ctx, srv: srv, sess: sess}
 	if m := req.Params.Meta; m != nil && m.ProgressToken != nil {
 		p.token = m.ProgressToken
 	}
-	return pipeline.WithPeer(ctx, p)
+	return pipeline.WithPeer(ctx, p), p.settle
+}
+
+// settleWait bounds how long a call's result waits for its notifications
+// to leave the session's queue.
+const settleWait = 100 * time.Millisecond
+
+// settle lets the notifications the call sent leave the session's queue
+// before its result does. mcp-go's POST handler drops a notification its
+// forwarder took off the queue just as the handler returned (the last
+// progress or log message of a tool is sent right before its result), and
+// another goroutine (the client's GET stream) may be the one that takes it.
+func (p *mcpPeer) settle() {
+	if !p.sent.Load() {
+		return
+	}
+	q := p.sess.NotificationChannel()
+	for deadline := time.Now().Add(settleWait); len(q) > 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(time.Millisecond) // for the taker to write it
 }
 
 // mcpPeer is one call's downstream client. ctx is the call's handler
@@ -41,6 +64,7 @@ type mcpPeer struct {
 	srv   *server.MCPServer
 	sess  server.ClientSession
 	token mcp.ProgressToken
+	sent  atomic.Bool // a notification was queued
 }
 
 func (p *mcpPeer) SessionID() string  { return p.sess.SessionID() }
@@ -57,7 +81,9 @@ func (p *mcpPeer) Progress(progress float64, total *float64, message string) err
 	if message != "" {
 		params["message"] = message
 	}
-	return p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), params)
+	err := p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), params)
+	p.sent.Store(p.sent.Load() || err == nil)
+	return err
 }
 
 func (p *mcpPeer) Log(level, logger string, data any) error {
@@ -66,6 +92,7 @@ func (p *mcpPeer) Log(level, logger string, data any) error {
 	if errors.Is(err, server.ErrSessionDoesNotSupportLogging) {
 		return nil
 	}
+	p.sent.Store(p.sent.Load() || err == nil)
 	return err
 }
 

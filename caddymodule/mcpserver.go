@@ -73,7 +73,8 @@ func mcpTool(t *pipeline.Tool) mcp.Tool {
 // turns mcp-go's generic -32603 into the documented code.
 func (h *Handler) toolHandler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx = withPeer(ctx, req) // forward.go
+		ctx, settle := withPeer(ctx, req) // forward.go
+		defer settle()
 		st := callStateFrom(ctx)
 		args := req.GetArguments()
 		if st != nil && st.name == req.Params.Name && st.args != nil {
