@@ -410,6 +410,7 @@ func TestMCPSourceLoadErrors(t *testing.T) {
 		{"source x mcp http://x {\n\t\t\tcwd /tmp\n\t\t}", "cwd is for stdio servers"},
 		{"source x mcp http://x {\n\t\t\tretries 2\n\t\t}", `unrecognized sub-directive "retries"`},
 		{"source x mcp http://x {\n\t\t\tcredential magic\n\t\t}", `unknown kind "magic"`},
+		{"source x mcp http://x {\n\t\t\tcredential passthrough\n\t\t}", "credential passthrough takes the caller's secret"},
 	} {
 		got := adaptForTest(t, ":8080 {\n\tmcp {\n\t\t"+tc.cfg+"\n\t}\n}\n")
 		if !strings.HasPrefix(got, "error: ") || !strings.Contains(got, tc.want) || !strings.Contains(got, "Caddyfile:") {

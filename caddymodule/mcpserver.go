@@ -15,6 +15,11 @@ import (
 
 const defaultSessionIdleTimeout = 30 * time.Minute
 
+// toolsPageSize is how many tools one tools/list page holds: a registry
+// with thousands of tools (large OpenAPI documents, MCP sources) is listed
+// a page at a time, with nextCursor.
+const toolsPageSize = 500
+
 // newMCPServer registers every tool of the engine with an mcp-go server and
 // wraps it in the streamable HTTP transport.
 func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.StreamableHTTPServer) {
@@ -23,6 +28,7 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithToolFilter(h.toolFilter), // auth_http.go
+		server.WithPaginationLimit(toolsPageSize),
 	}, h.resourcePromptOptions()...) // resources_serve.go
 	srv := server.NewMCPServer(h.ServerName, h.ServerVersion, opts...)
 	srv.AddTools(h.serverTools(h.tools())...)
@@ -69,6 +75,8 @@ func mcpTool(t *pipeline.Tool) mcp.Tool {
 // turns mcp-go's generic -32603 into the documented code.
 func (h *Handler) toolHandler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, settle := withPeer(ctx, req) // forward.go
+		defer settle()
 		st := callStateFrom(ctx)
 		args := req.GetArguments()
 		if st != nil && st.name == req.Params.Name && st.args != nil {

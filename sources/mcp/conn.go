@@ -37,6 +37,7 @@ const (
 	connectTimeout = 30 * time.Second
 	listTimeout    = 30 * time.Second
 	stopGrace      = 3 * time.Second
+	cancelTimeout  = 5 * time.Second
 )
 
 // conn is one upstream MCP server: its session (nil while it is down), the
@@ -55,6 +56,9 @@ type conn struct {
 	vers  int64                  // counts the tool lists set
 	subs  map[*Source]func()
 
+	trOnce sync.Once
+	tr     *http.Transport // HTTP sources: shared by the sessions (httpTransport)
+
 	connectMu sync.Mutex // one connect at a time
 	reviving  atomic.Bool
 	backoff   time.Duration // next restart wait of a crashing child
@@ -67,6 +71,7 @@ type session struct {
 	cmd    *exec.Cmd // stdio only
 	start  time.Time
 	nextID atomic.Int64
+	relay  *relay // forward.go
 	// broken is set when the stdio transport closed: the child closed
 	// its output, and is exiting if it has not yet.
 	broken atomic.Bool
@@ -102,6 +107,9 @@ func (c *conn) Destruct() error {
 	c.mu.Unlock()
 	if s != nil {
 		s.close()
+	}
+	if c.tr != nil {
+		c.tr.CloseIdleConnections()
 	}
 	c.set.built.Close()
 	return nil
@@ -320,7 +328,7 @@ func (c *conn) connectStdio(ctx context.Context) (*session, error) {
 }
 
 func (c *conn) connectHTTP(ctx context.Context, kind string) (*session, error) {
-	hc := upstream.NewClient(&credentialTransport{base: http.DefaultTransport, creds: c.set.built.Credentials})
+	hc := upstream.NewClient(&credentialTransport{base: c.httpTransport(), creds: c.set.built.Credentials})
 	var tr transport.Interface
 	var err error
 	if kind == TransportSSE {
@@ -345,25 +353,52 @@ func (c *conn) connectHTTP(ctx context.Context, kind string) (*session, error) {
 	return s, nil
 }
 
+// maxIdlePerHost is how many idle connections to an HTTP server the
+// source keeps: concurrent calls are concurrent POSTs, and
+// http.DefaultTransport keeps 2, so that most calls would open a new
+// connection.
+const maxIdlePerHost = 64
+
+// httpTransport is the connection's HTTP transport, made once and kept
+// across reconnects.
+func (c *conn) httpTransport() http.RoundTripper {
+	c.trOnce.Do(func() {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = maxIdlePerHost
+		c.tr = t
+	})
+	return c.tr
+}
+
 // slog is the source's log for mcp-go's transports.
 func (c *conn) slog() *slog.Logger {
 	return slog.New(zapslog.NewHandler(c.log.With(zap.String("server", c.set.describe())).Core()))
 }
 
-// initialize runs the handshake and listens for tools/list_changed.
+// initialize runs the handshake, listens for tools/list_changed and
+// forwards what concerns the callers (forward.go).
 func (s *session) initialize(ctx context.Context, c *conn) error {
+	s.relay = newRelay(c.log.With(zap.String("server", c.set.describe())))
 	s.client = client.NewClient(s.tr, client.WithLegacyProtocolOnly())
 	if err := s.client.Start(ctx); err != nil {
 		return err
 	}
+	// The server's requests reach the relay as they came, not through
+	// the client's typed handlers, so that they are passed on verbatim.
+	if bi, ok := s.tr.(transport.BidirectionalInterface); ok {
+		bi.SetRequestHandler(s.relay.serve)
+	}
 	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
 			go c.relist(s)
+			return
 		}
 		c.catalogChanged(s, n) // resources.go
+		s.relay.notify(n)
 	})
 	req := mcp.InitializeRequest{}
 	req.Params.ClientInfo = mcp.Implementation{Name: "edgemcp", Version: "1"}
+	req.Params.Capabilities = forwardedCapabilities()
 	_, err := s.client.Initialize(ctx, req)
 	return err
 }
@@ -421,10 +456,10 @@ func (s *session) request(ctx context.Context, method string, params any) (resul
 	if s.exited() {
 		return nil, false, errors.New("the MCP server process is not running")
 	}
-	id := s.nextID.Add(1)
+	id := mcp.NewRequestId(fmt.Sprintf("edgemcp-%d", s.nextID.Add(1)))
 	res, err := s.tr.SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      mcp.NewRequestId(fmt.Sprintf("edgemcp-%d", id)),
+		ID:      id,
 		Method:  method,
 		Params:  params,
 	})
@@ -432,7 +467,11 @@ func (s *session) request(ctx context.Context, method string, params any) (resul
 		if errors.Is(err, transport.ErrTransportClosed) {
 			s.broken.Store(true)
 		}
-		return nil, !notSent(err), err
+		sent := !notSent(err)
+		if sent && ctx.Err() != nil {
+			s.cancelUpstream(id, ctx.Err())
+		}
+		return nil, sent, err
 	}
 	if res.Error != nil {
 		return nil, true, &rpcError{code: res.Error.Code, message: res.Error.Message}
@@ -510,7 +549,7 @@ func (c *conn) call(ctx context.Context, name string, args map[string]any) (json
 		if err != nil {
 			return nil, upstream.Failed("the MCP server is not reachable", err)
 		}
-		raw, sent, err := s.request(ctx, string(mcp.MethodToolsCall), params)
+		raw, sent, err := s.forward(ctx, params)
 		if err == nil {
 			return raw, nil
 		}
@@ -577,6 +616,10 @@ func (lt listedTool) tool(namespace string, c *conn) *pipeline.Tool {
 		OutputSchema: lt.OutputSchema,
 		Annotations: pipeline.Annotations{ReadOnly: lt.Annotations.ReadOnly, Destructive: lt.Annotations.Destructive,
 			Idempotent: lt.Annotations.Idempotent, OpenWorld: lt.Annotations.OpenWorld},
+		// Any upstream tool may send progress, log messages or requests
+		// to its client while it runs (forward.go): it needs the caller's
+		// MCP session.
+		Interactive: true,
 		Executor: pipeline.ExecutorFunc(func(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
 			raw, err := c.call(ctx, name, call.Inputs)
 			if err != nil {

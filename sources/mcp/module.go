@@ -275,6 +275,13 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if _, err := s.Config.UnmarshalSubdirective(d); err != nil {
 				return err
 			}
+			// A credential taken from the caller needs an upstream
+			// session per caller; the source keeps one for all.
+			if n := len(s.Config.Credentials); sub == "credential" && n > 0 {
+				if k := s.Config.Credentials[n-1].Kind; k == "passthrough" || k == "per_caller" {
+					return d.Errf("mcp source: credential %s takes the caller's secret, but an MCP source serves every caller on one upstream session", k)
+				}
+			}
 			continue
 		}
 		switch sub {

@@ -20,9 +20,10 @@ import (
 )
 
 // The test binary is also a stdio MCP server: started with
-// EDGEMCP_MCP_TEST_SERVER=1 it serves "pid" (its process id) and "die"
+// EDGEMCP_MCP_TEST_SERVER=1 it serves "pid" (its process id), "die"
 // (which notes the call in the file EDGEMCP_MCP_TEST_CALLS, then exits
-// before it answers).
+// before it answers) and "wait" (which notes "waiting", and "cancelled"
+// when its client cancels it).
 func TestMain(m *testing.M) {
 	if os.Getenv("EDGEMCP_MCP_TEST_SERVER") == "1" {
 		serveTestServer()
@@ -45,8 +46,23 @@ func serveTestServer() {
 		os.Exit(3)
 		return nil, nil
 	})
+	s.AddTool(mcp.NewTool("wait"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		note("waiting")
+		<-ctx.Done()
+		note("cancelled")
+		return nil, ctx.Err()
+	})
 	_ = server.ServeStdio(s)
 	os.Exit(0)
+}
+
+// note appends line to the calls file.
+func note(line string) {
+	f, err := os.OpenFile(os.Getenv("EDGEMCP_MCP_TEST_CALLS"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err == nil {
+		_, _ = f.WriteString(line + "\n")
+		_ = f.Close()
+	}
 }
 
 func stdioSource(t *testing.T, backoff time.Duration) (*Source, string) {
@@ -114,5 +130,43 @@ func TestStdioCallNotRepeatedAfterSent(t *testing.T) {
 	// The next call gets a new child.
 	if _, err := call(t, tools, "c_pid", nil); err != nil {
 		t.Errorf("after the crash: %v", err)
+	}
+}
+
+// TestStdioCancelReachesServer: a call whose caller goes away (the
+// downstream client's notifications/cancelled ends its context) is
+// cancelled at the server too, with notifications/cancelled: over stdio
+// there is no other way to tell it.
+func TestStdioCancelReachesServer(t *testing.T) {
+	s, calls := stdioSource(t, time.Hour)
+	provision(t, s)
+	tools, _ := s.Tools("c")
+	var wait *pipeline.Tool
+	for _, tl := range tools {
+		if tl.Name == "c_wait" {
+			wait = tl
+		}
+	}
+	if wait == nil || !wait.Interactive {
+		t.Fatalf("c_wait: %+v", wait)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := wait.Executor.Execute(ctx, &pipeline.Call{Tool: wait})
+		done <- err
+	}()
+	noted := func(s string) func() bool {
+		return func() bool { b, _ := os.ReadFile(calls); return strings.Contains(string(b), s) }
+	}
+	waitUntil(t, "the server to run the call", noted("waiting\n"))
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("a cancelled call succeeded")
+	}
+	waitUntil(t, "the server to see the cancellation", noted("cancelled\n"))
+	// The session goes on.
+	if _, err := call(t, tools, "c_pid", nil); err != nil {
+		t.Errorf("after the cancellation: %v", err)
 	}
 }

@@ -2,9 +2,17 @@
 //
 //   node sdk-client.mjs <url> <script.json>
 //
-// script.json is an array of steps, run in order after initialize:
+// script.json is an array of steps, run in order after initialize, or
+//   {"client":{...},"steps":[...]}
+// where client declares capabilities and how to answer the server's requests:
+//   "sampling": <CreateMessageResult>, "elicitation": <ElicitResult>, "roots": [<Root>...]
+// (each request the server sends is recorded in the output's "requests", and every
+// notifications/message in "logs").
 //   {"op":"list"}                                    tools/list (all pages)
 //   {"op":"call","name":"x","arguments":{...}}       tools/call
+//       "progress":true        ask for progress; the notifications go in the step's "progress"
+//       "cancelOnProgress":true  ask for progress and cancel the call at the first one
+//   {"op":"set_level","level":"debug"}               logging/setLevel
 //   {"op":"ping"}                                    ping
 //   {"op":"signal","text":"ready"}                   write "ready" and a newline on stderr
 //   {"op":"wait_tools_changed","timeoutMs":20000}    wait for notifications/tools/list_changed
@@ -23,7 +31,13 @@
 // Exit 0 unless the connection itself fails (then exit 1 with {"connectError":{...}}).
 import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const [url, scriptPath] = process.argv.slice(2);
@@ -31,7 +45,9 @@ if (!url || !scriptPath) {
   console.error("usage: node sdk-client.mjs <url> <script.json>");
   process.exit(2);
 }
-const steps = JSON.parse(readFileSync(scriptPath, "utf8"));
+const script = JSON.parse(readFileSync(scriptPath, "utf8"));
+const steps = Array.isArray(script) ? script : script.steps;
+const answers = Array.isArray(script) ? {} : (script.client ?? {});
 const headers = process.env.EDGEMCP_HEADERS ? JSON.parse(process.env.EDGEMCP_HEADERS) : {};
 
 // errorJSON keeps what a test wants to assert on: the JSON-RPC code (McpError.code; for a
@@ -45,7 +61,31 @@ function errorJSON(e) {
   return out;
 }
 
-const client = new Client({ name: "edgemcp-sdk-client", version: "1.0.0" });
+const capabilities = {};
+if (answers.sampling) capabilities.sampling = {};
+if (answers.elicitation) capabilities.elicitation = {};
+if (answers.roots) capabilities.roots = {};
+const client = new Client({ name: "edgemcp-sdk-client", version: "1.0.0" }, { capabilities });
+const requests = [];
+const logs = [];
+if (answers.sampling)
+  client.setRequestHandler(CreateMessageRequestSchema, (r) => {
+    requests.push({ method: r.method, params: r.params });
+    return answers.sampling;
+  });
+if (answers.elicitation)
+  client.setRequestHandler(ElicitRequestSchema, (r) => {
+    requests.push({ method: r.method, params: r.params });
+    return answers.elicitation;
+  });
+if (answers.roots)
+  client.setRequestHandler(ListRootsRequestSchema, (r) => {
+    requests.push({ method: r.method, params: r.params });
+    return { roots: answers.roots };
+  });
+client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+  logs.push(n.params);
+});
 // Every tools/list_changed the server sends, from the start: a wait step
 // consumes one, whether it came before the step or during it.
 let toolsChanged = 0;
@@ -96,8 +136,22 @@ for (const step of steps) {
         rec.tools = tools;
         break;
       }
-      case "call":
-        rec.result = await client.callTool({ name: step.name, arguments: step.arguments ?? {} });
+      case "call": {
+        const opts = {};
+        if (step.progress || step.cancelOnProgress) {
+          rec.progress = [];
+          const abort = new AbortController();
+          opts.signal = abort.signal;
+          opts.onprogress = (p) => {
+            rec.progress.push(p);
+            if (step.cancelOnProgress) abort.abort("cancelled by the test client");
+          };
+        }
+        rec.result = await client.callTool({ name: step.name, arguments: step.arguments ?? {} }, undefined, opts);
+        break;
+      }
+      case "set_level":
+        rec.result = await client.setLoggingLevel(step.level);
         break;
       case "ping":
         rec.result = await client.ping();
@@ -149,6 +203,8 @@ for (const step of steps) {
   out.steps.push(rec);
 }
 
+out.requests = requests;
+out.logs = logs;
 process.stdout.write(JSON.stringify(out) + "\n");
 // End the session politely (DELETE); servers may answer 405, which is fine.
 await transport.terminateSession().catch(() => {});

@@ -1,0 +1,152 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// A tool that talks to its client while it runs (a proxied MCP tool passing
+// on its upstream's progress, log messages, sampling, elicitation and roots
+// requests: README, Sources: MCP servers) finds the client in its context as
+// a pipeline.Peer. mcpPeer is that peer on an mcp-go session: only calls
+// that come through mcp-go have one, which is why such tools are
+// Interactive and never take the direct path (direct.go).
+
+// withPeer returns ctx carrying the calling session as the call's peer,
+// when the call has a session, and the function to run before the
+// handler returns its result.
+func withPeer(ctx context.Context, req mcp.CallToolRequest) (context.Context, func()) {
+	srv := server.ServerFromContext(ctx)
+	sess := server.ClientSessionFromContext(ctx)
+	if srv == nil || sess == nil {
+		return ctx, func() {}
+	}
+	p := &mcpPeer{ctx: ctx, srv: srv, sess: sess}
+	if m := req.Params.Meta; m != nil && m.ProgressToken != nil {
+		p.token = m.ProgressToken
+	}
+	return pipeline.WithPeer(ctx, p), p.settle
+}
+
+// settleWait bounds how long a call's result waits for its notifications
+// to leave the session's queue.
+const settleWait = 100 * time.Millisecond
+
+// settle lets the notifications the call sent leave the session's queue
+// before its result does. mcp-go's POST handler drops a notification its
+// forwarder took off the queue just as the handler returned (the last
+// progress or log message of a tool is sent right before its result), and
+// another goroutine (the client's GET stream) may be the one that takes it.
+func (p *mcpPeer) settle() {
+	if !p.sent.Load() {
+		return
+	}
+	q := p.sess.NotificationChannel()
+	for deadline := time.Now().Add(settleWait); len(q) > 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(time.Millisecond) // for the taker to write it
+}
+
+// mcpPeer is one call's downstream client. ctx is the call's handler
+// context: mcp-go finds the session (and the request's SSE stream) there.
+type mcpPeer struct {
+	ctx   context.Context
+	srv   *server.MCPServer
+	sess  server.ClientSession
+	token mcp.ProgressToken
+	sent  atomic.Bool // a notification was queued
+}
+
+func (p *mcpPeer) SessionID() string  { return p.sess.SessionID() }
+func (p *mcpPeer) ProgressToken() any { return p.token }
+
+func (p *mcpPeer) Progress(progress float64, total *float64, message string) error {
+	if p.token == nil {
+		return nil
+	}
+	params := map[string]any{"progressToken": p.token, "progress": progress}
+	if total != nil {
+		params["total"] = *total
+	}
+	if message != "" {
+		params["message"] = message
+	}
+	err := p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), params)
+	p.sent.Store(p.sent.Load() || err == nil)
+	return err
+}
+
+func (p *mcpPeer) Log(level, logger string, data any) error {
+	n := mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), logger, data)
+	err := p.srv.SendLogMessageToClient(p.ctx, n)
+	if errors.Is(err, server.ErrSessionDoesNotSupportLogging) {
+		return nil
+	}
+	p.sent.Store(p.sent.Load() || err == nil)
+	return err
+}
+
+// Request forwards a client request through mcp-go, which writes it to
+// the session's stream and waits for the answer. A client that did not
+// declare the capability is refused at once rather than left waiting.
+func (p *mcpPeer) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	// mcp-go reads the session from the context: the call's, ended by
+	// either the call or ctx.
+	rctx, cancel := context.WithCancel(p.ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+
+	var caps mcp.ClientCapabilities
+	if ci, ok := p.sess.(server.SessionWithClientInfo); ok {
+		caps = ci.GetClientCapabilities()
+	}
+	var res any
+	var err error
+	switch mcp.MCPMethod(method) {
+	case mcp.MethodSamplingCreateMessage:
+		if caps.Sampling == nil {
+			return nil, errors.New("the gateway's client did not declare the sampling capability")
+		}
+		// Message contents stay as decoded maps: mcp-go writes them back
+		// as they came.
+		req := mcp.CreateMessageRequest{Request: mcp.Request{Method: method}}
+		if err := json.Unmarshal(params, &req.CreateMessageParams); err != nil {
+			return nil, fmt.Errorf("bad sampling/createMessage params: %v", err)
+		}
+		res, err = p.srv.RequestSampling(rctx, req)
+	case mcp.MethodElicitationCreate:
+		if caps.Elicitation == nil {
+			return nil, errors.New("the gateway's client did not declare the elicitation capability")
+		}
+		req := mcp.ElicitationRequest{Request: mcp.Request{Method: method}}
+		if err := json.Unmarshal(params, &req.Params); err != nil {
+			return nil, fmt.Errorf("bad elicitation/create params: %v", err)
+		}
+		res, err = p.srv.RequestElicitation(rctx, req)
+	case mcp.MethodListRoots:
+		if caps.Roots == nil {
+			return nil, errors.New("the gateway's client did not declare the roots capability")
+		}
+		res, err = p.srv.RequestRoots(rctx, mcp.ListRootsRequest{Request: mcp.Request{Method: method}})
+	default:
+		return nil, fmt.Errorf("method %q is not forwarded to clients", method)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	return json.Marshal(res)
+}

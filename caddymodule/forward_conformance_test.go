@@ -1,0 +1,112 @@
+//go:build linux
+
+package caddymodule
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// conformanceToolScenarios are the suite's server scenarios about tools
+// and what travels during a call. resources-*, prompts-* and completion
+// need the upstream's resources and prompts, which MCP sources do not
+// aggregate here.
+var conformanceToolScenarios = []string{
+	"server-initialize", "ping", "tools-list", "logging-set-level",
+	"tools-call-simple-text", "tools-call-image", "tools-call-audio", "tools-call-embedded-resource",
+	"tools-call-mixed-content", "tools-call-error", "tools-call-with-logging", "tools-call-with-progress",
+	"tools-call-sampling", "tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums",
+	"json-schema-2020-12",
+}
+
+// namespacedAway are scenarios that look a tool up in tools/list by its
+// upstream name: the gateway lists it as <source>_<name> (calls by the
+// upstream name still work, as an alias).
+var namespacedAway = map[string]bool{"json-schema-2020-12": true}
+
+// startConformanceUpstream runs tests/node/conformance-upstream.mjs (the
+// suite's fixture tools on the TypeScript SDK) and returns its endpoint.
+func startConformanceUpstream(t *testing.T) string {
+	t.Helper()
+	dir := nodeDir(t)
+	port := freePort(t)
+	cmd := exec.Command(node22(t, dir), filepath.Join(dir, "conformance-upstream.mjs"), fmt.Sprint(port))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "listening") {
+		t.Fatalf("conformance-upstream did not start: %q %v", line, err)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}
+
+var scenarioLine = regexp.MustCompile(`(?m)^([✓✗]) ([a-z0-9-]+): (\d+) passed, (\d+) failed$`)
+
+// runConformance runs the scenarios against url and returns which passed.
+func runConformance(t *testing.T, url string, scenarios []string) (map[string]bool, string) {
+	t.Helper()
+	dir := nodeDir(t)
+	cmd := exec.Command("bash", append([]string{filepath.Join(dir, "conformance.sh"), url}, scenarios...)...)
+	cmd.Env = append(os.Environ(), "EDGEMCP_NODE22="+node22(t, dir))
+	out, _ := cmd.CombinedOutput() // a failed scenario is an exit status: read the lines
+	passed := map[string]bool{}
+	for _, m := range scenarioLine.FindAllStringSubmatch(string(out), -1) {
+		passed[m[2]] = m[1] == "✓"
+	}
+	if len(passed) != len(scenarios) {
+		t.Fatalf("conformance.sh reported %d of %d scenarios:\n%s", len(passed), len(scenarios), indent(string(out)))
+	}
+	return passed, string(out)
+}
+
+// TestConformanceThroughMCPSource: the official conformance suite's tool
+// scenarios run against an upstream MCP server directly and through the
+// gateway fronting it as an MCP source. Every scenario that passes
+// directly passes through the gateway (but those that need the upstream's
+// own tool names in tools/list).
+func TestConformanceThroughMCPSource(t *testing.T) {
+	up := startConformanceUpstream(t)
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source conf mcp %s
+	}
+}`, up))
+	direct, _ := runConformance(t, up, conformanceToolScenarios)
+	proxied, out := runConformance(t, g.URL, conformanceToolScenarios)
+	var both, onlyDirect []string
+	for _, s := range conformanceToolScenarios {
+		switch {
+		case direct[s] && proxied[s]:
+			both = append(both, s)
+		case direct[s] && !namespacedAway[s]:
+			onlyDirect = append(onlyDirect, s)
+		}
+	}
+	t.Logf("pass directly and through the gateway: %s", strings.Join(both, " "))
+	for _, s := range conformanceToolScenarios {
+		if direct[s] != proxied[s] {
+			t.Logf("%s: directly %v, through the gateway %v", s, direct[s], proxied[s])
+		}
+	}
+	if len(onlyDirect) > 0 {
+		t.Errorf("pass directly but not through the gateway: %v\n%s", onlyDirect, indent(out))
+	}
+	if len(both) < len(conformanceToolScenarios)-len(namespacedAway) {
+		t.Errorf("only %d scenarios pass both ways", len(both))
+	}
+}
