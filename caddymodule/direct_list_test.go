@@ -110,3 +110,17 @@ func TestDirectToolsListDeclines(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectToolsListLargeSpec: the same bytes for GitHub's document, whose
+// descriptions hold what JSON encoding escapes.
+func TestDirectToolsListLargeSpec(t *testing.T) {
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source gh openapi %s {
+			base_url http://127.0.0.1:9/
+		}
+	}
+}`, githubSpec(t)))
+	s := g.rawSession(t, "2025-11-25")
+	compareLists(t, "github", func(body string) rpcResponse { r, _ := s.post(t, body); return r })
+}
