@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // The direct path answers the common tools/call itself instead of handing it
@@ -45,15 +47,25 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 		args = map[string]any{}
 	}
 	directCallsTotal.Inc()
-	res, perr := h.runTool(r.Context(), tool.Name, args, requestInfo(r.Context(), st))
+	res, raw, perr := h.callTool(r.Context(), tool.Name, args, requestInfo(r.Context(), st), true)
 
+	// A Canonical result (a cache hit of a source's result) is written as
+	// the bytes it is; any other is encoded here, as mcp-go would.
 	msg := struct {
 		JSONRPC string                   `json:"jsonrpc"`
 		ID      json.RawMessage          `json:"id"`
-		Result  *mcp.CallToolResult      `json:"result,omitempty"`
+		Result  json.RawMessage          `json:"result,omitempty"`
 		Error   *mcp.JSONRPCErrorDetails `json:"error,omitempty"`
-	}{JSONRPC: "2.0", ID: st.rawID, Result: res}
+	}{JSONRPC: "2.0", ID: st.rawID, Result: raw}
+	if res != nil {
+		b, err := json.Marshal(res)
+		if err != nil {
+			perr = pipeline.Fail(pipeline.StageResponse, err, "result is not JSON-encodable")
+		}
+		msg.Result = b
+	}
 	if perr != nil {
+		msg.Result = nil
 		msg.Error = &mcp.JSONRPCErrorDetails{Code: perr.Code, Message: perr.Error()}
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -100,15 +100,26 @@ func (h *Handler) toolHandler(name string) server.ToolHandlerFunc {
 // text is replaced by its code and the request id after the call is logged
 // (the debug line keeps the full text).
 func (h *Handler) runTool(ctx context.Context, name string, args map[string]any, info *pipeline.RequestInfo) (*mcp.CallToolResult, *pipeline.Error) {
+	out, _, perr := h.callTool(ctx, name, args, info, false)
+	return out, perr
+}
+
+// callTool is runTool for a caller that can write a result's bytes
+// (the direct path): with raw set, a Canonical result comes back as
+// those bytes (rawOut, _meta added) instead of decoded into out.
+func (h *Handler) callTool(ctx context.Context, name string, args map[string]any, info *pipeline.RequestInfo, raw bool) (out *mcp.CallToolResult, rawOut json.RawMessage, perr *pipeline.Error) {
 	ctx, rec := h.startCall(ctx, name)
 	res, perr := h.tools().engine.Call(ctx, name, args, info)
-	var out *mcp.CallToolResult
 	if perr == nil {
-		out, perr = rec.respond(ctx, res, info.ProtocolVersion)
+		if raw && res.Canonical {
+			rawOut, perr = rec.respondRaw(ctx, res)
+		} else {
+			out, perr = rec.respond(ctx, res, info.ProtocolVersion)
+		}
 	}
 	rec.finish(ctx, perr)
 	if perr == nil {
-		return out, nil
+		return out, rawOut, nil
 	}
 	if h.ErrorDetail != errorDetailFull {
 		perr = perr.WithoutServerText(requestID(ctx))
@@ -119,9 +130,9 @@ func (h *Handler) runTool(ctx context.Context, name string, args map[string]any,
 		if errors.As(perr, &me) {
 			addMeta(res, me.ErrorMeta())
 		}
-		return res, nil
+		return res, nil, nil
 	}
-	return nil, perr
+	return nil, nil, perr
 }
 
 func requestInfo(ctx context.Context, st *callState) *pipeline.RequestInfo {
@@ -161,6 +172,42 @@ func encodeResult(res *pipeline.Result, version string) (*mcp.CallToolResult, *p
 		addMeta(out, res.Meta)
 	}
 	return out, nil
+}
+
+// canonicalNative re-encodes a Native result as the gateway writes it
+// (mcp-go's encoding of the decoded result), for the result cache to store
+// once (pipeline.Result.Canonical). A result with a _meta of its own is
+// left as it is: adding the gateway's _meta to it means merging the two.
+func canonicalNative(native json.RawMessage) (json.RawMessage, bool) {
+	var out mcp.CallToolResult
+	if json.Unmarshal(native, &out) != nil || out.Meta != nil {
+		return nil, false
+	}
+	b, err := json.Marshal(&out)
+	return b, err == nil
+}
+
+// encodeCanonical is encodeResult for a Canonical result: its bytes with
+// the result's _meta, which sorts before every other key of mcp-go's
+// encoding (a map's keys are written in order, and "_" < "a"), put first.
+func encodeCanonical(res *pipeline.Result) (json.RawMessage, *pipeline.Error) {
+	if res.Meta == nil {
+		return res.Native, nil
+	}
+	if len(res.Native) < 2 || res.Native[0] != '{' {
+		return nil, pipeline.Fail(pipeline.StageResponse, nil, "tool returned an invalid MCP result")
+	}
+	meta, err := json.Marshal(&mcp.Meta{AdditionalFields: res.Meta})
+	if err != nil {
+		return nil, pipeline.Fail(pipeline.StageResponse, err, "result metadata is not JSON-encodable")
+	}
+	out := make([]byte, 0, len(res.Native)+len(meta)+10)
+	out = append(append(append(out, `{"_meta":`...), meta...), ',')
+	if rest := res.Native[1:]; len(rest) > 0 && rest[0] == '}' {
+		out = out[:len(out)-1] // no other key
+		return append(out, rest...), nil
+	}
+	return append(out, res.Native[1:]...), nil
 }
 
 // protocolVersion is the client's MCP protocol version: the one negotiated

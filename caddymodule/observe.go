@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -336,6 +337,18 @@ func clip(s string) string {
 func (rec *callRecord) respond(ctx context.Context, res *pipeline.Result, version string) (*mcp.CallToolResult, *pipeline.Error) {
 	_, end := rec.Stage(ctx, nil, pipeline.StageResponse)
 	out, perr := encodeResult(res, version)
+	if perr != nil {
+		end(perr)
+	} else {
+		end(nil)
+	}
+	return out, perr
+}
+
+// respondRaw is respond for a Canonical result (encodeCanonical).
+func (rec *callRecord) respondRaw(ctx context.Context, res *pipeline.Result) (json.RawMessage, *pipeline.Error) {
+	_, end := rec.Stage(ctx, nil, pipeline.StageResponse)
+	out, perr := encodeCanonical(res)
 	if perr != nil {
 		end(perr)
 	} else {

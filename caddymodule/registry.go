@@ -17,6 +17,7 @@ import (
 type registry struct {
 	engine *pipeline.Engine
 	obs    map[string]*toolObs // telemetry per tool (observe.go)
+	list   encodedTools        // tools/list entries, encoded on the first list (direct_list.go)
 }
 
 // liveTools holds the current version; it is shared by pointer (a

@@ -89,6 +89,9 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		if h.answerListDirectly(w, r, body) {
+			return
+		}
 		if st := h.inspectCall(body, r); st != nil {
 			r = r.WithContext(context.WithValue(r.Context(), callStateKey{}, st))
 			if h.answerDirectly(w, r, st) {

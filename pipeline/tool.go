@@ -146,6 +146,11 @@ type Call struct {
 type Result struct {
 	Value  any
 	Native json.RawMessage
+	// Canonical says Native is already encoded exactly as the gateway
+	// writes a result (mcp-go's encoding), with no _meta of its own: the
+	// gateway may write those bytes as they are instead of decoding and
+	// encoding them again (the result cache canonicalizes what it stores).
+	Canonical bool
 	// Meta, when set, is added to the result's _meta (e.g. a stale cache
 	// serve says so there).
 	Meta map[string]any

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,6 +33,11 @@ type Config struct {
 	KeyPrefix string
 	// Logger gets the second level's warnings (nil: discarded).
 	Logger *slog.Logger
+	// Canonicalize, when set, re-encodes a Native result once, before it
+	// is stored, in the form the gateway writes (ok false: stored as it
+	// is); every hit then hands those bytes on marked Canonical instead of
+	// having them decoded and encoded again per answer.
+	Canonicalize func(native json.RawMessage) (canonical json.RawMessage, ok bool)
 }
 
 const (
@@ -61,6 +67,8 @@ type Cache struct {
 	l2       *l2
 	prefix   string
 	flights  group
+	// canonicalize is Config.Canonicalize.
+	canonicalize func(json.RawMessage) (json.RawMessage, bool)
 
 	hits, l2Hits, misses, coalesced, staleServes, evictions, l2Errors atomic.Int64
 }
@@ -85,7 +93,7 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	c := &Cache{stale: cfg.StaleIfError, prefix: cfg.KeyPrefix}
+	c := &Cache{stale: cfg.StaleIfError, prefix: cfg.KeyPrefix, canonicalize: cfg.Canonicalize}
 
 	// bigcache sizes in MiB and splits the size evenly over its shards; an
 	// entry must fit in a shard. One shard per MiB (a power of two, at most

@@ -381,6 +381,40 @@ func TestNativeAndMapperResults(t *testing.T) {
 	}
 }
 
+// TestCanonicalizedOnce: with Config.Canonicalize, a Native result is
+// re-encoded once, when stored, and every answer from the entry (the miss
+// that filled it and each hit) carries those bytes marked Canonical; a
+// result the function declines is kept as it is, unmarked.
+func TestCanonicalizedOnce(t *testing.T) {
+	var calls int
+	c := newCache(t, Config{Canonicalize: func(n json.RawMessage) (json.RawMessage, bool) {
+		calls++
+		if strings.Contains(string(n), "_meta") {
+			return nil, false
+		}
+		return append(json.RawMessage("{\"canonical\":true,"), n[1:]...), true
+	}})
+	native := json.RawMessage(`{"content":[]}`)
+	tool := cachedTool(c, "native", executorFunc(func() *pipeline.Result { return &pipeline.Result{Native: native} }), pipeline.CachePolicy{TTL: time.Minute})
+	for i := range 3 {
+		res, err := tool.Executor.Execute(context.Background(), &pipeline.Call{Tool: tool})
+		if err != nil || string(res.Native) != `{"canonical":true,"content":[]}` || !res.Canonical {
+			t.Fatalf("answer %d: %s canonical=%v %v", i, res.Native, res.Canonical, err)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("canonicalized %d times", calls)
+	}
+	own := json.RawMessage(`{"_meta":{"x":1},"content":[]}`)
+	declined := cachedTool(c, "own-meta", executorFunc(func() *pipeline.Result { return &pipeline.Result{Native: own} }), pipeline.CachePolicy{TTL: time.Minute})
+	for range 2 {
+		res, err := declined.Executor.Execute(context.Background(), &pipeline.Call{Tool: declined})
+		if err != nil || string(res.Native) != string(own) || res.Canonical {
+			t.Fatalf("declined: %s canonical=%v %v", res.Native, res.Canonical, err)
+		}
+	}
+}
+
 type executorFunc func() *pipeline.Result
 
 func (f executorFunc) Execute(context.Context, *pipeline.Call) (*pipeline.Result, error) {

@@ -14,7 +14,10 @@ import (
 const (
 	kindValue  byte = 1 // Result.Value as JSON
 	kindNative byte = 2 // Result.Native, a complete MCP CallToolResult
-	headerLen       = 1 + 8 + 8
+	// kindCanonical is a Native result in the gateway's own encoding
+	// (Config.Canonicalize), which the gateway writes as it is.
+	kindCanonical byte = 3
+	headerLen          = 1 + 8 + 8
 )
 
 type entry struct {
@@ -26,8 +29,15 @@ type entry struct {
 
 // encodeEntry serializes a result; ok is false when the value cannot be
 // expressed in JSON (it is then served uncached).
-func encodeEntry(res *pipeline.Result, now time.Time, ttl time.Duration) ([]byte, bool) {
+func encodeEntry(res *pipeline.Result, now time.Time, ttl time.Duration, canonicalize func(json.RawMessage) (json.RawMessage, bool)) ([]byte, bool) {
 	kind, payload := kindNative, []byte(res.Native)
+	if res.Canonical {
+		kind = kindCanonical
+	} else if res.Native != nil && canonicalize != nil {
+		if c, ok := canonicalize(res.Native); ok {
+			kind, payload = kindCanonical, c
+		}
+	}
 	if res.Native == nil {
 		b, err := json.Marshal(res.Value)
 		if err != nil {
@@ -45,7 +55,7 @@ func encodeEntry(res *pipeline.Result, now time.Time, ttl time.Duration) ([]byte
 // decodeEntry reads what encodeEntry wrote; ok is false for anything else
 // (a foreign or truncated value in Redis is a miss, never an error).
 func decodeEntry(b []byte) (entry, bool) {
-	if len(b) < headerLen || (b[0] != kindValue && b[0] != kindNative) {
+	if len(b) < headerLen || (b[0] != kindValue && b[0] != kindNative && b[0] != kindCanonical) {
 		return entry{}, false
 	}
 	return entry{
@@ -67,8 +77,8 @@ func (e entry) usableStale(now time.Time, window time.Duration) bool {
 // response stage writes it verbatim), except when an output mapper will
 // read it: scripts get plain values, as on an uncached call.
 func (e entry) result(call *pipeline.Call) (*pipeline.Result, error) {
-	if e.kind == kindNative {
-		return &pipeline.Result{Native: json.RawMessage(e.payload)}, nil
+	if e.kind == kindNative || e.kind == kindCanonical {
+		return &pipeline.Result{Native: json.RawMessage(e.payload), Canonical: e.kind == kindCanonical}, nil
 	}
 	if call.Tool != nil && call.Tool.OutputMapper != nil {
 		var v any

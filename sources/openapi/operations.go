@@ -57,6 +57,10 @@ type Operation struct {
 	Op      *openapi3.Operation
 	Params  []*parameter // path, query, header and cookie parameters, in the document's order
 	Body    *requestBody // nil when the operation takes none
+	// reserved are the request parts the credentials set: a query key or
+	// cookie an argument produces under one of these names (the keys of an
+	// exploded object) is dropped from the request (request.go).
+	reserved upstream.Reserved
 	// schema2020 says the document's schemas are JSON Schema 2020-12
 	// (OpenAPI 3.1 and later) rather than OpenAPI 3.0's dialect.
 	schema2020 bool
@@ -179,6 +183,7 @@ func newOperation(opt Options, method, p string, item *openapi3.PathItem, op *op
 			}
 		}
 	}
+	o.reserved = opt.Reserved
 	if err := o.collectParams(item.Parameters, op.Parameters, opt.Reserved, opt.Fixed); err != nil {
 		return nil, err
 	}

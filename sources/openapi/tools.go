@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/sources/upstream"
 )
@@ -20,7 +22,9 @@ type Config struct {
 	// Credentials are added to every request, in order.
 	Credentials []upstream.Credential
 	// Client sends the requests; nil uses upstream.NewClient(upstream.Transport).
-	Client          *http.Client
+	Client *http.Client
+	// Log is told of arguments dropped at run time (Executor.Log).
+	Log             *zap.Logger
 	Retry           upstream.Retry
 	Breaker         *upstream.Breaker
 	MaxResponseSize int64
@@ -102,9 +106,9 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 			FromIdentity: o.FromIdentity(),
 			Executor: &Executor{Op: o, Base: base, Client: client, Credentials: cfg.Credentials,
 				Retry: cfg.Retry, Breaker: cfg.Breaker, MaxResponseSize: cfg.MaxResponseSize, Timeout: cfg.Timeout,
-				RespectCacheControl: cfg.CacheRespect,
-				needsIdentity:       perCaller || len(o.FromIdentity()) > 0,
-				keyPrefix:           base.String() + "\x00" + o.Method + " " + o.Path + "\x00"},
+				RespectCacheControl: cfg.CacheRespect, Log: cfg.Log,
+				needsIdentity: perCaller || len(o.FromIdentity()) > 0,
+				keyPrefix:     base.String() + "\x00" + o.Method + " " + o.Path + "\x00"},
 		}
 		forced := len(cfg.CacheOperations) > 0 && (Options{Include: cfg.CacheOperations}).selects(o.Method, o.Path, o.Op)
 		if cfg.CacheTTL > 0 && (o.Method == http.MethodGet || o.Method == http.MethodHead || forced) {

@@ -1,0 +1,110 @@
+package caddymodule
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// The direct path answers a plain tools/list too. mcp-go builds that answer
+// anew for every request: it sorts the names, copies every tool, filters
+// them and encodes the whole list, JSON Schemas included (5.7 MB and about
+// 80 ms for GitHub's 1,186 operations). Here each tool is encoded once per
+// tool set version (the registry), on the first list, and an answer is the
+// encoded tools the caller may see, in mcp-go's order, between the same
+// framing. It applies under the conditions of a direct tools/call (a
+// session on a protocol version with sessions, a JSON request and answer)
+// and only without params (no cursor, no _meta); anything else goes to
+// mcp-go. The tests compare the bytes of both paths.
+
+// encodedTools is a version's tools/list entries, encoded once.
+type encodedTools struct {
+	once  sync.Once
+	tools []*pipeline.Tool // sorted by name, as mcp-go lists them
+	enc   [][]byte         // json.Marshal(mcpTool(tools[i]))
+	err   error
+}
+
+func (e *encodedTools) build(engine *pipeline.Engine) {
+	e.tools = slices.Clone(engine.Tools())
+	slices.SortFunc(e.tools, func(a, b *pipeline.Tool) int { return strings.Compare(a.Name, b.Name) })
+	e.enc = make([][]byte, len(e.tools))
+	for i, t := range e.tools {
+		if e.enc[i], e.err = json.Marshal(mcpTool(t)); e.err != nil {
+			return
+		}
+	}
+}
+
+// directLists counts the lists answered here (the tests read it).
+var directLists atomic.Int64
+
+// plainIDs are the request ids written back as they were sent: an integer
+// or a string of characters JSON encoding leaves alone.
+var plainIDs = regexp.MustCompile(`^(-?[0-9]{1,15}|"[A-Za-z0-9 _.:-]{0,64}")$`)
+
+// answerListDirectly serves a plain tools/list and reports whether it did.
+func (h *Handler) answerListDirectly(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if !bytes.Contains(body, []byte(`"tools/list"`)) {
+		return false // most requests: no second decoding of their body
+	}
+	var msg struct {
+		JSONRPC string                     `json:"jsonrpc"`
+		ID      json.RawMessage            `json:"id"`
+		Method  string                     `json:"method"`
+		Params  map[string]json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/list" || msg.JSONRPC != "2.0" ||
+		!plainIDs.Match(msg.ID) || len(msg.Params) != 0 {
+		return false
+	}
+	if !sessionVersions[r.Header.Get("Mcp-Protocol-Version")] || !acceptsJSON(r) {
+		return false
+	}
+	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
+		return false
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	if terminated, err := h.sessionIDs.Validate(sid); sid == "" || err != nil || terminated {
+		return false
+	}
+	reg := h.tools()
+	list := &reg.list
+	list.once.Do(func() { list.build(reg.engine) })
+	if list.err != nil {
+		return false
+	}
+	size := 64
+	visible := make([]bool, len(list.tools))
+	filter := len(h.providers) > 0 // toolFilter: only auth hides a tool
+	for i, t := range list.tools {
+		if visible[i] = !filter || h.callable(r.Context(), t); visible[i] {
+			size += len(list.enc[i]) + 1
+		}
+	}
+	out := make([]byte, 0, size)
+	out = append(append(append(out, `{"jsonrpc":"2.0","id":`...), msg.ID...), `,"result":{"tools":[`...)
+	first := true
+	for i, enc := range list.enc {
+		if visible[i] {
+			if !first {
+				out = append(out, ',')
+			}
+			out, first = append(out, enc...), false
+		}
+	}
+	out = append(out, "]}}\n"...)
+	directLists.Add(1)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+	return true
+}

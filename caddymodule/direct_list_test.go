@@ -1,0 +1,126 @@
+package caddymodule
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestDirectToolsListMatchesMCPGo: a plain tools/list is answered by the
+// direct path with the bytes mcp-go writes for the same list (asked with
+// _meta, which only mcp-go answers): an OpenAPI source's tools with their
+// schemas and aliases left out, and per caller the tools its auth allows.
+func TestDirectToolsListMatchesMCPGo(t *testing.T) {
+	up := newPetsUpstream(t)
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source pets openapi ../sources/openapi/testdata/petstore.yaml {
+			base_url %s/v1
+		}
+	}
+}`, up.URL))
+	for _, version := range []string{"2025-03-26", "2025-11-25"} {
+		s := g.rawSession(t, version)
+		compareLists(t, version, func(body string) rpcResponse { r, _ := s.post(t, body); return r })
+	}
+}
+
+// TestDirectToolsListFiltersByCaller: with auth, each caller's direct list
+// is mcp-go's list for that caller.
+func TestDirectToolsListFiltersByCaller(t *testing.T) {
+	t.Setenv("EDGEMCP_AUTH_TEST_KEY", authAPIKey)
+	idp := newTestIdP(t)
+	ga := startGateway(t, authCaddyfile(t, idp, true))
+	reader := idp.token(t, "alice", "mcp:use customers:read", map[string]any{"role": "user"}, time.Hour)
+	admin := idp.token(t, "root", "mcp:use", map[string]any{"role": "admin"}, time.Hour)
+	for _, h := range []map[string]string{
+		{"Authorization": "Bearer " + reader},
+		{"Authorization": "Bearer " + admin},
+		{"Authorization": "Bearer " + reader, "X-API-Key": authAPIKey},
+	} {
+		s := authSession(t, ga, "2025-06-18", h)
+		compareLists(t, "auth", func(body string) rpcResponse { r, _ := s.postWith(t, body, h); return r })
+	}
+}
+
+func compareLists(t *testing.T, name string, post func(body string) rpcResponse) {
+	t.Helper()
+	for _, id := range []string{`7`, `"list-1"`} {
+		before := directLists.Load()
+		plain := post(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"}`)
+		empty := post(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{}}`)
+		if directLists.Load() != before+2 {
+			t.Fatalf("%s: the plain lists did not take the direct path", name)
+		}
+		viaMCPGo := post(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{"_meta":{}}}`)
+		if directLists.Load() != before+2 {
+			t.Fatalf("%s: the _meta list took the direct path", name)
+		}
+		if plain.Status != 200 || len(plain.Result) < 20 || !bytes.Equal(plain.Result, viaMCPGo.Result) || !bytes.Equal(empty.Result, viaMCPGo.Result) ||
+			fmt.Sprint(plain.ID) != fmt.Sprint(viaMCPGo.ID) || plain.Status != viaMCPGo.Status {
+			t.Errorf("%s id %s:\n direct %d %v %.300s\n mcp-go %d %v %.300s", name, id, plain.Status, plain.ID, plain.Result, viaMCPGo.Status, viaMCPGo.ID, viaMCPGo.Result)
+		}
+		if bytes.Contains(plain.Result, []byte(`"showPetById"`)) {
+			t.Errorf("%s: an alias is listed", name)
+		}
+	}
+}
+
+// TestDirectToolsListDeclines: what the direct path leaves to mcp-go,
+// including everything mcp-go refuses (no or a forged session, a cursor it
+// cannot read), so that both paths refuse the same requests.
+func TestDirectToolsListDeclines(t *testing.T) {
+	up := newPetsUpstream(t)
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source pets openapi ../sources/openapi/testdata/petstore.yaml {
+			base_url %s/v1
+		}
+	}
+}`, up.URL))
+	s := g.rawSession(t, "2025-11-25")
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for _, tt := range []struct {
+		name, body string
+		header     map[string]string
+		refused    bool // mcp-go answers with an error or a 4xx
+	}{
+		{"no session", list, map[string]string{"Mcp-Session-Id": ""}, true},
+		{"forged session", list, map[string]string{"Mcp-Session-Id": "forged"}, true},
+		{"stateless protocol", list, map[string]string{"Mcp-Protocol-Version": "2026-07-28"}, true}, // it wants _meta fields
+		{"no protocol header", list, map[string]string{"Mcp-Protocol-Version": ""}, false},
+		{"event stream only", list, map[string]string{"Accept": "text/event-stream"}, false},
+		{"not JSON", list, map[string]string{"Content-Type": "text/plain"}, true},
+		{"cursor", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"bm90IGEgbmFtZQ=="}}`, nil, false},
+		{"bad cursor", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"%%%"}}`, nil, true},
+		{"_meta", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":"p"}}}`, nil, false},
+		{"float id", `{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}`, nil, false},
+		{"escaped id", `{"jsonrpc":"2.0","id":"<a>","method":"tools/list"}`, nil, false},
+		{"no id", `{"jsonrpc":"2.0","method":"tools/list"}`, nil, false},
+		{"old jsonrpc", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, nil, true},
+	} {
+		before := directLists.Load()
+		r, _ := s.postWith(t, tt.body, tt.header)
+		if directLists.Load() != before {
+			t.Errorf("%s: answered by the direct path", tt.name)
+		}
+		if refused := r.Status >= 400 || r.Error != nil; refused != tt.refused {
+			t.Errorf("%s: mcp-go answered %d %+v, want refused=%v", tt.name, r.Status, r.Error, tt.refused)
+		}
+	}
+}
+
+// TestDirectToolsListLargeSpec: the same bytes for GitHub's document, whose
+// descriptions hold what JSON encoding escapes.
+func TestDirectToolsListLargeSpec(t *testing.T) {
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source gh openapi %s {
+			base_url http://127.0.0.1:9/
+		}
+	}
+}`, githubSpec(t)))
+	s := g.rawSession(t, "2025-11-25")
+	compareLists(t, "github", func(body string) rpcResponse { r, _ := s.post(t, body); return r })
+}
