@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"mime"
 	"net/http"
@@ -9,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -22,8 +22,8 @@ import (
 // encoded tools the caller may see, in mcp-go's order, between the same
 // framing. It applies under the conditions of a direct tools/call (a
 // session on a protocol version with sessions, a JSON request and answer)
-// and only without params (no cursor, no _meta); anything else goes to
-// mcp-go. The tests compare the bytes of both paths.
+// and only without params (no cursor, no _meta): the first page; anything
+// else (later pages included) goes to mcp-go. The tests compare the bytes of both paths.
 
 // encodedTools is a version's tools/list entries, encoded once.
 type encodedTools struct {
@@ -43,9 +43,6 @@ func (e *encodedTools) build(engine *pipeline.Engine) {
 		}
 	}
 }
-
-// directLists counts the lists answered here (the tests read it).
-var directLists atomic.Int64
 
 // plainIDs are the request ids written back as they were sent: an integer
 // or a string of characters JSON encoding leaves alone.
@@ -82,27 +79,36 @@ func (h *Handler) answerListDirectly(w http.ResponseWriter, r *http.Request, bod
 	if list.err != nil {
 		return false
 	}
+	// The first page, as mcp-go's listByPagination cuts it: the caller's
+	// visible tools in name order, at most toolsPageSize, and a nextCursor
+	// (the last name, base64) whenever the page is full.
+	page := make([]int, 0, min(len(list.tools), toolsPageSize))
 	size := 64
-	visible := make([]bool, len(list.tools))
 	filter := len(h.providers) > 0 // toolFilter: only auth hides a tool
 	for i, t := range list.tools {
-		if visible[i] = !filter || h.callable(r.Context(), t); visible[i] {
+		if len(page) == toolsPageSize {
+			break
+		}
+		if !filter || h.callable(r.Context(), t) {
+			page = append(page, i)
 			size += len(list.enc[i]) + 1
 		}
 	}
 	out := make([]byte, 0, size)
-	out = append(append(append(out, `{"jsonrpc":"2.0","id":`...), msg.ID...), `,"result":{"tools":[`...)
-	first := true
-	for i, enc := range list.enc {
-		if visible[i] {
-			if !first {
-				out = append(out, ',')
-			}
-			out, first = append(out, enc...), false
+	out = append(append(append(out, `{"jsonrpc":"2.0","id":`...), msg.ID...), `,"result":{`...)
+	if len(page) == toolsPageSize {
+		cursor := base64.StdEncoding.EncodeToString([]byte(list.tools[page[len(page)-1]].Name))
+		out = append(append(append(out, `"nextCursor":"`...), cursor...), `",`...)
+	}
+	out = append(out, `"tools":[`...)
+	for n, i := range page {
+		if n > 0 {
+			out = append(out, ',')
 		}
+		out = append(out, list.enc[i]...)
 	}
 	out = append(out, "]}}\n"...)
-	directLists.Add(1)
+	directListsTotal.Inc()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)

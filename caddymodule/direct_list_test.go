@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -47,14 +48,14 @@ func TestDirectToolsListFiltersByCaller(t *testing.T) {
 func compareLists(t *testing.T, name string, post func(body string) rpcResponse) {
 	t.Helper()
 	for _, id := range []string{`7`, `"list-1"`} {
-		before := directLists.Load()
+		before := directListCount()
 		plain := post(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"}`)
 		empty := post(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{}}`)
-		if directLists.Load() != before+2 {
+		if directListCount() != before+2 {
 			t.Fatalf("%s: the plain lists did not take the direct path", name)
 		}
 		viaMCPGo := post(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{"_meta":{}}}`)
-		if directLists.Load() != before+2 {
+		if directListCount() != before+2 {
 			t.Fatalf("%s: the _meta list took the direct path", name)
 		}
 		if plain.Status != 200 || len(plain.Result) < 20 || !bytes.Equal(plain.Result, viaMCPGo.Result) || !bytes.Equal(empty.Result, viaMCPGo.Result) ||
@@ -100,9 +101,9 @@ func TestDirectToolsListDeclines(t *testing.T) {
 		{"no id", `{"jsonrpc":"2.0","method":"tools/list"}`, nil, false},
 		{"old jsonrpc", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, nil, true},
 	} {
-		before := directLists.Load()
+		before := directListCount()
 		r, _ := s.postWith(t, tt.body, tt.header)
-		if directLists.Load() != before {
+		if directListCount() != before {
 			t.Errorf("%s: answered by the direct path", tt.name)
 		}
 		if refused := r.Status >= 400 || r.Error != nil; refused != tt.refused {
@@ -111,16 +112,26 @@ func TestDirectToolsListDeclines(t *testing.T) {
 	}
 }
 
-// TestDirectToolsListLargeSpec: the same bytes for GitHub's document, whose
-// descriptions hold what JSON encoding escapes.
+// TestDirectToolsListLargeSpec: the same bytes for a 1,200-tool source,
+// whose descriptions hold what JSON encoding escapes, listed in pages: the
+// direct path answers the first (with mcp-go's nextCursor), mcp-go the
+// rest.
 func TestDirectToolsListLargeSpec(t *testing.T) {
 	g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
-		source gh openapi %s {
+		source big openapi %s {
 			base_url http://127.0.0.1:9/
 		}
 	}
-}`, githubSpec(t)))
+}`, largeSpec(t, 1200)))
 	s := g.rawSession(t, "2025-11-25")
-	compareLists(t, "github", func(body string) rpcResponse { r, _ := s.post(t, body); return r })
+	compareLists(t, "large", func(body string) rpcResponse { r, _ := s.post(t, body); return r })
+	r, _ := s.post(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	var page struct {
+		Tools      []json.RawMessage `json:"tools"`
+		NextCursor string            `json:"nextCursor"`
+	}
+	if err := json.Unmarshal(r.Result, &page); err != nil || len(page.Tools) != toolsPageSize || page.NextCursor == "" {
+		t.Fatalf("first page: %d tools, cursor %q (%v), want %d and a cursor", len(page.Tools), page.NextCursor, err, toolsPageSize)
+	}
 }

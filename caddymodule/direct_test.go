@@ -13,6 +13,8 @@ import (
 // directCount is how many calls the direct path has answered so far.
 func directCount() int64 { return int64(testutil.ToFloat64(directCallsTotal)) }
 
+func directListCount() int64 { return int64(testutil.ToFloat64(directListsTotal)) }
+
 // TestDirectPathMatchesMCPGo sends each call twice: as a plain request,
 // which the direct path answers, and with an empty _meta, which sends it
 // through mcp-go's dispatcher. Both answers must be the same JSON.

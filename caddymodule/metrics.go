@@ -53,6 +53,10 @@ var (
 		Namespace: metricsNamespace, Name: "direct_calls_total",
 		Help: "tools/call requests answered by the direct path, without mcp-go's dispatcher.",
 	})
+	directListsTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "direct_lists_total",
+		Help: "tools/list requests answered by the direct path from the tools' pre-encoded entries.",
+	})
 	outboundDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: metricsNamespace, Name: "outbound_duration_seconds",
 		Help:    "Duration of each outbound call of a tool (a statement, a Redis command, a source's HTTP request), by tool and system.",
@@ -69,7 +73,7 @@ func registerMetrics(reg *prometheus.Registry) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{callsTotal, callDuration, stageDuration, cacheRequests, gateRefusals, directCallsTotal, outboundDuration, poolsOpened, rateLimited, rateLimitFallbacks, statsCollector{}} {
+	for _, c := range []prometheus.Collector{callsTotal, callDuration, stageDuration, cacheRequests, gateRefusals, directCallsTotal, directListsTotal, outboundDuration, poolsOpened, rateLimited, rateLimitFallbacks, statsCollector{}} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError
 			if errors.As(err, &already) {

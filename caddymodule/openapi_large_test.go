@@ -22,7 +22,7 @@ func largeSpec(t *testing.T, n int) string {
 	for i := range n {
 		paths[fmt.Sprintf("/area%d/items/{id}", i)] = map[string]any{"get": map[string]any{
 			"operationId": fmt.Sprintf("getItem%d", i),
-			"description": fmt.Sprintf("Item %d of area %d", i, i),
+			"description": fmt.Sprintf("Item %d of area %d: <b>&amp;</b> \"quoted\" \\ \u2028 é", i, i),
 			"parameters": []any{
 				map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "integer"}},
 				map[string]any{"name": "q", "in": "query", "schema": map[string]any{"type": "string"}},
