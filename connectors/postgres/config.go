@@ -87,7 +87,8 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 	pcfg.ConnConfig.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: cancelDeadline}
 	}
-	pcfg.PrepareConn = dropDeadConn // health.go
+	pcfg.PrepareConn = dropDeadConn             // health.go
+	pcfg.ConnConfig.AfterNetConnect = watchConn // unsent.go
 	pcfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		registerTextOnly(conn.TypeMap())
 		return nil

@@ -12,8 +12,12 @@ import (
 // read (an idle PostgreSQL connection is sent nothing but a FATAL message
 // before the server closes it) or is closed.
 func socketDead(nc net.Conn) bool {
-	if tc, ok := nc.(interface{ NetConn() net.Conn }); ok { // TLS
-		nc = tc.NetConn()
+	for { // watchedConn, then TLS
+		w, ok := nc.(interface{ NetConn() net.Conn })
+		if !ok {
+			break
+		}
+		nc = w.NetConn()
 	}
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
