@@ -6,6 +6,7 @@
 //	go run ./bench -clients 32 -duration 10s
 //	go run ./bench -scenario cache -clients 32 -duration 10s   (cachehit.go)
 //	go run ./bench -scenario openapi|openapi-spec|openapi-cache -duration 5s  (openapi.go)
+//	go run ./bench -scenario sessions -sessions 10000 -max_sessions 1000  (sessions.go)
 //
 // The gateway runs in this process (caddy.Load of a Caddyfile, as
 // `caddy run` does) unless -url points at a running one.
@@ -43,7 +44,9 @@ func main() {
 	url := flag.String("url", "", "measure a running gateway's get-user tool instead of starting one")
 	version := flag.String("protocol", "2025-11-25", "MCP protocol version the sessions negotiate")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the gateway phase to this file")
-	scenario := flag.String("scenario", "db", "db: gateway vs direct pgx; cache: cache hits vs Caddy's respond (cachehit.go); openapi: an OpenAPI tool vs Caddy's reverse_proxy; openapi-spec: a large document as a source; openapi-cache: cached OpenAPI tool vs Caddy's respond (openapi.go)")
+	scenario := flag.String("scenario", "db", "db: gateway vs direct pgx; cache: cache hits vs Caddy's respond (cachehit.go); openapi: an OpenAPI tool vs Caddy's reverse_proxy; openapi-spec: a large document as a source; openapi-cache: cached OpenAPI tool vs Caddy's respond (openapi.go); sessions: memory per idle session (sessions.go)")
+	sessions := flag.Int("sessions", 10000, "sessions scenario: idle sessions to open")
+	maxSessions := flag.Int("max_sessions", 1000, "sessions scenario: the bound of the second run")
 	spec := flag.String("spec", defaultSpec(), "openapi-spec scenario: the document to load")
 	hot := flag.Int("hot", 100, "cache scenario: distinct keys called")
 	scripts := flag.Bool("scripts", false, "run the script scenarios (scripts.go) instead")
@@ -59,6 +62,9 @@ func main() {
 		return
 	case "openapi-cache":
 		runOpenAPICacheBench(ctx, *clients, *duration, *hot, *version)
+		return
+	case "sessions":
+		runSessionsBench(ctx, *sessions, *maxSessions, *version)
 		return
 	}
 	db, err := pgxpool.New(ctx, *dsn)
