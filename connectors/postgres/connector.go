@@ -68,13 +68,13 @@ func (c *Connector) query(ctx context.Context, sql string, args, pre []any) (*pi
 	}
 	defer pc.Release()
 	conn := pc.Conn()
-	nc := conn.PgConn().Conn()
-	if wc, ok := nc.(*watchedConn); ok {
-		wc.arm()
+	w := watchOf(conn.PgConn())
+	if w != nil {
+		w.arm()
 	}
 	res, err := c.attempt(ctx, conn, sql, args, pre)
 	if err != nil {
-		return nil, markUnsent(err, nc)
+		return nil, markUnsent(err, w)
 	}
 	return res, nil
 }

@@ -1,12 +1,15 @@
 package postgres
 
 import (
-	"context"
 	"errors"
-	"net"
+	"io"
+	"runtime"
+	"sync"
 	"sync/atomic"
+	"weak"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 )
 
 // A statement that never reached the server is retried on another
@@ -47,14 +50,13 @@ func isUnsent(err error) bool {
 	return errors.As(err, &u)
 }
 
-// markUnsent wraps err in errUnsent when the attempt on nc provably never
-// reached the server.
-func markUnsent(err error, nc net.Conn) error {
+// markUnsent wraps err in errUnsent when the attempt watched by w
+// provably never reached the server.
+func markUnsent(err error, w *firstByteReader) error {
 	if pgconn.SafeToRetry(err) {
 		return &errUnsent{err}
 	}
-	wc, ok := nc.(*watchedConn)
-	if ok && wc.firstByte() == 'E' && serverEnded(err) {
+	if w != nil && w.firstByte() == 'E' && serverEnded(err) {
 		return &errUnsent{err}
 	}
 	return err
@@ -70,32 +72,57 @@ func serverEnded(err error) bool {
 	return isConnectionLost(err)
 }
 
-// watchedConn records the first byte the server sends after arm: the type
-// of its first message in answer to our batch. pgx reads only through it
-// (AfterNetConnect puts it above TLS), so the byte is a protocol message
-// type, never TLS framing.
-type watchedConn struct {
-	net.Conn
+// firstByteReader records the first byte pgx reads after arm: the type of
+// the server's first message in answer to our batch. It sits where pgx's
+// protocol reader reads (BuildFrontend), above TLS, so the byte is a
+// message type, never TLS framing; the net.Conn itself stays pgx's own
+// (SCRAM channel binding looks for a *tls.Conn there).
+type firstByteReader struct {
+	r     io.Reader
 	first atomic.Int32 // -1: armed, nothing read yet; otherwise the byte, or 0 before the first arm
-}
-
-func watchConn(_ context.Context, _ *pgconn.Config, nc net.Conn) (net.Conn, error) {
-	return &watchedConn{Conn: nc}, nil
 }
 
 // arm forgets what was read so far: called before each attempt, when the
 // connection is idle (nothing pending: dropDeadConn checked).
-func (w *watchedConn) arm() { w.first.Store(-1) }
+func (w *firstByteReader) arm() { w.first.Store(-1) }
 
-func (w *watchedConn) firstByte() int32 { return w.first.Load() }
+func (w *firstByteReader) firstByte() int32 { return w.first.Load() }
 
-func (w *watchedConn) Read(b []byte) (int, error) {
-	n, err := w.Conn.Read(b)
+func (w *firstByteReader) Read(b []byte) (int, error) {
+	n, err := w.r.Read(b)
 	if n > 0 {
 		w.first.CompareAndSwap(-1, int32(b[0]))
 	}
 	return n, err
 }
 
-// NetConn is the connection below, for socketDead's peek.
-func (w *watchedConn) NetConn() net.Conn { return w.Conn }
+// watching holds each new connection's reader from BuildFrontend, during
+// the connect, to AfterConnect, which moves it into the connection's
+// CustomData (watchOf). A connect that fails in between leaves an entry
+// that the Frontend's cleanup removes once it is unreachable.
+var watching sync.Map // weak.Pointer[pgproto3.Frontend] → *firstByteReader
+
+const watchKey = "edgemcp.firstByte"
+
+// buildFrontend is pgconn's BuildFrontend with a firstByteReader below it.
+func buildFrontend(r io.Reader, w io.Writer) *pgproto3.Frontend {
+	fr := &firstByteReader{r: r}
+	f := pgproto3.NewFrontend(fr, w)
+	key := weak.Make(f)
+	watching.Store(key, fr)
+	runtime.AddCleanup(f, func(k weak.Pointer[pgproto3.Frontend]) { watching.Delete(k) }, key)
+	return f
+}
+
+// adoptWatch attaches the connection's reader to it (AfterConnect).
+func adoptWatch(pc *pgconn.PgConn) {
+	if fr, ok := watching.LoadAndDelete(weak.Make(pc.Frontend())); ok {
+		pc.CustomData()[watchKey] = fr
+	}
+}
+
+// watchOf is the connection's reader, nil if it has none.
+func watchOf(pc *pgconn.PgConn) *firstByteReader {
+	fr, _ := pc.CustomData()[watchKey].(*firstByteReader)
+	return fr
+}
