@@ -12,12 +12,8 @@ import (
 // read (an idle PostgreSQL connection is sent nothing but a FATAL message
 // before the server closes it) or is closed.
 func socketDead(nc net.Conn) bool {
-	for { // watchedConn, then TLS
-		w, ok := nc.(interface{ NetConn() net.Conn })
-		if !ok {
-			break
-		}
-		nc = w.NetConn()
+	if tc, ok := nc.(interface{ NetConn() net.Conn }); ok { // TLS
+		nc = tc.NetConn()
 	}
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
