@@ -9,14 +9,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // Helpers of the cache tests: a schema of their own with a counting
@@ -191,41 +191,13 @@ func keysWithPrefix(t *testing.T, c *redis.Client, prefix string, del bool) []st
 }
 
 // privateRedis starts a throwaway redis-server on a spare loopback port
-// and returns its URL and a function that kills it.
+// and returns its URL and a function that stops it
+// (testservices.StartRedis; its Start brings it back).
 func privateRedis(t *testing.T) (string, func()) {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatal("redis-server is missing; install it with: apt-get install -y redis-server")
-	}
-	port := freePort(t)
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	kill := func() {
-		once.Do(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-	}
-	t.Cleanup(kill)
-	url := fmt.Sprintf("redis://127.0.0.1:%d/0", port)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("private redis-server did not start: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	redisClient(t, url)
-	return url, kill
+	srv := testservices.StartRedis(t)
+	redisClient(t, srv.URL)
+	return srv.URL, srv.Stop
 }
 
 // reloadSession reloads the gateway with cf and opens a new session on it.

@@ -289,6 +289,41 @@ func TestCacheRedisDown(t *testing.T) {
 	}
 }
 
+// TestCacheRedisRestart: Redis stopped and started again (a private
+// server, never the shared one): calls keep their answers throughout, and
+// the second level is written to again within 5 s of Redis being back,
+// without a reload (the breaker tries it again after 2 s).
+func TestCacheRedisRestart(t *testing.T) {
+	cacheSchema(t)
+	srv := testservices.StartRedis(t)
+	rc := redisClient(t, srv.URL)
+	block := fmt.Sprintf("cache {\n\t\t\tredis %s\n\t\t\tredis_timeout 200ms\n\t\t}", srv.URL)
+	g := startGateway(t, cacheCaddyfile("SITE", postgresURL(t), block, fmt.Sprintf(countedTool, "cache 1h")))
+	s := g.rawSession(t, "2025-11-25")
+	call := func(x int) {
+		t.Helper()
+		if r := s.call(t, "counted", map[string]any{"x": x}).tool(t); r.Content[0].Text != fmt.Sprintf(`[{"x":%d}]`, x) {
+			t.Fatalf("x=%d: %+v", x, r)
+		}
+	}
+	call(1)
+	if keys := keysWithPrefix(t, rc, "edgemcp:", false); len(keys) != 1 {
+		t.Fatalf("keys before the restart: %v", keys)
+	}
+	srv.Stop()
+	call(2)
+
+	srv.Start() // empty: no persistence
+	back := time.Now()
+	for x := 3; len(keysWithPrefix(t, rc, "edgemcp:", false)) == 0; x++ {
+		if time.Since(back) > 5*time.Second {
+			t.Fatalf("nothing written to Redis %s after it is back", time.Since(back))
+		}
+		call(x)
+	}
+	t.Logf("second level written again %s after Redis was back", time.Since(back).Round(time.Millisecond))
+}
+
 // A caller never sees another caller's cached rows when the tool has an
 // auth stage; `cache shared` opts out. The engine is provisioned as Caddy
 // would, with a test-only authorizer that takes the subject from a header.

@@ -36,6 +36,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		scripts_dir <dir>
 //		max_body_size <size>
 //		session_idle_timeout <duration>
+//		max_sessions <n>
 //		allowed_origins <origin...>
 //		allowed_hosts <host...>
 //		session_key <key> [<previous key>...]
@@ -102,6 +103,16 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			h.SessionIdleTimeout = caddy.Duration(dur)
+		case "max_sessions":
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return d.Errf("max_sessions: %q is not a positive number of sessions", v)
+			}
+			h.MaxSessions = n
 		case "allowed_origins":
 			origins := d.RemainingArgs()
 			if len(origins) == 0 {

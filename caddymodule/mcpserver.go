@@ -34,10 +34,7 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 	srv.AddTools(h.serverTools(h.tools())...)
 	h.addResourcesAndPrompts(srv)
 
-	idle := time.Duration(h.SessionIdleTimeout)
-	if idle == 0 {
-		idle = defaultSessionIdleTimeout
-	}
+	idle := h.sessionIdleTimeout()
 	// Signed session ids (sessionid.go), held by the handler so the direct
 	// path (direct.go) validates them exactly as mcp-go does. mcp-go's own
 	// DNS-rebinding check (loopback listeners only) gives way to the gate
@@ -49,6 +46,14 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithStreamableHTTPLogger(ctx.Slogger()),
 	)
 	return srv, streamable
+}
+
+// sessionIdleTimeout is session_idle_timeout or its default.
+func (h *Handler) sessionIdleTimeout() time.Duration {
+	if h.SessionIdleTimeout == 0 {
+		return defaultSessionIdleTimeout
+	}
+	return time.Duration(h.SessionIdleTimeout)
 }
 
 // mcpTool is the tools/list entry of a compiled tool.

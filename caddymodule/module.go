@@ -60,6 +60,9 @@ type Handler struct {
 	MaxBodySize int64 `json:"max_body_size,omitempty"`
 	// SessionIdleTimeout forgets MCP sessions idle this long (default 30m).
 	SessionIdleTimeout caddy.Duration `json:"session_idle_timeout,omitempty"`
+	// MaxSessions bounds the sessions this node keeps state for; past it
+	// the one idle the longest is ended (sessionlimit.go). 0: unbounded.
+	MaxSessions int `json:"max_sessions,omitempty"`
 	// HostGate: allowed_origins and allowed_hosts, checked before anything
 	// else on every request (gate.go).
 	HostGate
@@ -95,6 +98,7 @@ type Handler struct {
 	sources    []loadedSource    // sources.go
 	connTypes  map[string]string // connector name → type, for telemetry
 	sessionIDs *sessionIDs
+	sessions   *sessionLimit // nil without max_sessions
 	mcp        *server.MCPServer
 	streamable *server.StreamableHTTPServer
 	poolKeys   []string
@@ -244,6 +248,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	h.setTools(reg)
 	h.provisionObservability(ctx, conns)
 	h.mcp, h.streamable = h.newMCPServer(ctx)
+	if h.MaxSessions > 0 {
+		streamable := h.streamable
+		h.sessions = newSessionLimit(h.MaxSessions, h.sessionIdleTimeout(), func(id string) { endSession(streamable, id) })
+	}
 	h.watchSources()
 	h.logger.Debug("mcp endpoint provisioned", zap.Int("tools", len(reg.engine.Tools())), zap.Int("connectors", len(conns)))
 	return nil

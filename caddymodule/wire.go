@@ -76,6 +76,9 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if h.serveCatalog(w, r, false) {
 		return
 	}
+	if h.sessions != nil {
+		defer h.trackSession(w, r)()
+	}
 	mw := &mcpWriter{inner: w}
 	if r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.MaxBodySize))

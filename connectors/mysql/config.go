@@ -97,6 +97,12 @@ func pin(cfg *driver.Config) error {
 	// Dates and times are formatted from the server's text (normalize.go),
 	// so the driver must not turn them into time.Time in some location.
 	cfg.ParseTime = false
+	// The liveness check is how a pooled connection whose server side
+	// went away (KILL, a restart, wait_timeout) is found before anything
+	// is written to it; database/sql then takes another (retry.go).
+	// Without it the statement is written, the read fails, and the call
+	// fails: the driver cannot tell whether the server ran it.
+	cfg.CheckConnLiveness = true
 	if cfg.Timeout == 0 {
 		cfg.Timeout = dialTimeout
 	}

@@ -18,6 +18,7 @@ import (
 // connections. It is safe for concurrent use.
 type Connector struct {
 	db       *sql.DB
+	maxConns int
 	readOnly bool
 	timeout  time.Duration
 	maxRows  int
@@ -61,7 +62,7 @@ func Open(_ context.Context, cfg Config) (*Connector, error) {
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
 	db.SetConnMaxIdleTime(idleLifetime)
-	c := &Connector{db: db, readOnly: cfg.ReadOnly, timeout: cfg.StatementTimeout, maxRows: cfg.MaxRows, driverCf: dcfg}
+	c := &Connector{db: db, maxConns: n, readOnly: cfg.ReadOnly, timeout: cfg.StatementTimeout, maxRows: cfg.MaxRows, driverCf: dcfg}
 	if c.maxRows <= 0 {
 		c.maxRows = pipeline.DefaultMaxRows
 	}
@@ -100,14 +101,27 @@ func (c *Connector) Query(ctx context.Context, query string, args []any) (*pipel
 		qctx, cancel = context.WithTimeoutCause(ctx, c.timeout+killGrace, errStatementTimeout)
 		defer cancel()
 	}
-	sc, err := c.db.Conn(qctx)
+	rows, err := c.run(qctx, query, bound)
+	for retry := 0; unsent(err) && qctx.Err() == nil && retry < c.maxConns; retry++ {
+		// Nothing was written (retry.go): another connection may serve.
+		rows, err = c.run(qctx, query, bound)
+	}
 	if err != nil {
 		return nil, publicError(ctx, qctx, err)
+	}
+	return rows, nil
+}
+
+// run is one attempt on one pooled connection.
+func (c *Connector) run(qctx context.Context, query string, bound []any) (*pipeline.Rows, error) {
+	sc, err := c.db.Conn(qctx)
+	if err != nil {
+		return nil, err
 	}
 	defer sc.Close()
 	var cn *conn
 	if err := sc.Raw(func(dc any) error { cn = dc.(*conn); return nil }); err != nil {
-		return nil, publicError(ctx, qctx, err)
+		return nil, err
 	}
 	defer c.watch(qctx, cn)()
 	if changesSession(query) {
@@ -115,16 +129,10 @@ func (c *Connector) Query(ctx context.Context, query string, args []any) (*pipel
 		cn.dirty.Store(true)
 	}
 
-	var rows *pipeline.Rows
 	if c.readOnly {
-		rows, err = c.queryReadOnly(qctx, sc, cn, query, bound)
-	} else {
-		rows, err = c.query(qctx, sc, cn, query, bound)
+		return c.queryReadOnly(qctx, sc, cn, query, bound)
 	}
-	if err != nil {
-		return nil, publicError(ctx, qctx, err)
-	}
-	return rows, nil
+	return c.query(qctx, sc, cn, query, bound)
 }
 
 func (c *Connector) query(ctx context.Context, sc *sql.Conn, cn *conn, query string, args []any) (*pipeline.Rows, error) {

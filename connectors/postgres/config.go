@@ -87,9 +87,11 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 	pcfg.ConnConfig.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: cancelDeadline}
 	}
-	pcfg.PrepareConn = dropDeadConn // health.go
+	pcfg.PrepareConn = dropDeadConn               // health.go
+	pcfg.ConnConfig.BuildFrontend = buildFrontend // unsent.go
 	pcfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		registerTextOnly(conn.TypeMap())
+		adoptWatch(conn.PgConn()) // unsent.go
 		return nil
 	}
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -49,6 +50,11 @@ func (c *Connector) Query(ctx context.Context, sql string, args []any) (*pipelin
 		// was rejected before running, so one retry is safe.
 		rows, err = c.query(ctx, sql, bound, pre)
 	}
+	for retry := 0; err != nil && isUnsent(err) && ctx.Err() == nil && retry < int(c.pool.Config().MaxConns); retry++ {
+		// The statement never reached the server (unsent.go); the
+		// connection it got is gone, the next attempt takes another.
+		rows, err = c.query(ctx, sql, bound, pre)
+	}
 	if err != nil {
 		return nil, publicError(ctx, err)
 	}
@@ -62,6 +68,20 @@ func (c *Connector) query(ctx context.Context, sql string, args, pre []any) (*pi
 	}
 	defer pc.Release()
 	conn := pc.Conn()
+	w := watchOf(conn.PgConn())
+	if w != nil {
+		w.arm()
+	}
+	res, err := c.attempt(ctx, conn, sql, args, pre)
+	if err != nil {
+		return nil, markUnsent(err, w)
+	}
+	return res, nil
+}
+
+// attempt runs the statement once on conn.
+func (c *Connector) attempt(ctx context.Context, conn *pgx.Conn, sql string, args, pre []any) (*pipeline.Rows, error) {
+	var err error
 
 	var res *result
 	switch {

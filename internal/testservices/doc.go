@@ -6,6 +6,11 @@
 // test with instructions; it is never a skip, so a run without databases
 // cannot pass by testing nothing.
 //
+// Fault tests that stop and restart a server get a private one of their
+// own instead (private.go: StartPostgres, StartMariaDB, StartRedis); the
+// shared servers are never stopped. Those skip, saying what to install,
+// only when the server binaries are missing.
+//
 // Tests never share state with another test binary or another run: each
 // test binary gets its own PostgreSQL database (created on first use and
 // dropped by Main), and table names, schema names and Redis key prefixes

@@ -26,7 +26,7 @@ type Config struct {
 	// Store is the optional shared second level.
 	Store Store
 	// StoreTimeout bounds each second-level operation (default 100ms);
-	// StoreRetry is how long a failed second level is left alone (default 5s).
+	// StoreRetry is how long a failed second level is left alone (default 2s).
 	StoreTimeout time.Duration
 	StoreRetry   time.Duration
 	// KeyPrefix is put before every second-level key (default "edgemcp:").
@@ -43,7 +43,7 @@ type Config struct {
 const (
 	DefaultMaxSize      = 64 << 20
 	defaultStoreTimeout = 100 * time.Millisecond
-	defaultStoreRetry   = 5 * time.Second
+	defaultStoreRetry   = 2 * time.Second
 	defaultKeyPrefix    = "edgemcp:"
 	maxShards           = 256
 )
