@@ -22,7 +22,8 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithToolCapabilities(true), // sources may change their tools (registry.go)
 		server.WithLogging(),
 		server.WithRecovery(),
-		server.WithToolFilter(h.toolFilter), // auth_http.go
+		server.WithToolFilter(h.toolFilter),             // auth_http.go
+		server.WithToolHandlerMiddleware(withRoundTrip), // approval.go
 	)
 	srv.AddTools(h.serverTools(h.tools())...)
 

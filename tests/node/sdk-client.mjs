@@ -9,6 +9,10 @@
 //   {"op":"signal","text":"ready"}                   write "ready" and a newline on stderr
 //   {"op":"wait_tools_changed","timeoutMs":20000}    wait for notifications/tools/list_changed
 //                                                    (counted from the start; error on timeout)
+//   {"op":"elicitation","action":"decline"}          answer later elicitation/create requests so
+// Elicitation: with env EDGEMCP_ELICITATION=accept|decline|cancel|ignore the client declares the
+// elicitation capability and answers every elicitation/create with that action (ignore: never
+// answers); each request received is listed in the output's "elicitations" with the action given.
 // Prints ONE JSON document on stdout:
 //   {"serverInfo":{...},"protocolVersion":"...","capabilities":{...},
 //    "steps":[{"op":"list","tools":[...]},
@@ -18,7 +22,7 @@
 // Exit 0 unless the connection itself fails (then exit 1 with {"connectError":{...}}).
 import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const [url, scriptPath] = process.argv.slice(2);
@@ -40,7 +44,19 @@ function errorJSON(e) {
   return out;
 }
 
-const client = new Client({ name: "edgemcp-sdk-client", version: "1.0.0" });
+let elicitAction = process.env.EDGEMCP_ELICITATION || "";
+const elicitations = [];
+const client = new Client(
+  { name: "edgemcp-sdk-client", version: "1.0.0" },
+  elicitAction ? { capabilities: { elicitation: {} } } : {},
+);
+if (elicitAction) {
+  client.setRequestHandler(ElicitRequestSchema, (req) => {
+    elicitations.push({ params: req.params, action: elicitAction });
+    if (elicitAction === "ignore") return new Promise(() => {});
+    return { action: elicitAction };
+  });
+}
 // Every tools/list_changed the server sends, from the start: a wait step
 // consumes one, whether it came before the step or during it.
 let toolsChanged = 0;
@@ -85,6 +101,9 @@ for (const step of steps) {
       case "ping":
         rec.result = await client.ping();
         break;
+      case "elicitation":
+        elicitAction = step.action;
+        break;
       case "signal":
         process.stderr.write(`${step.text}\n`);
         break;
@@ -114,6 +133,7 @@ for (const step of steps) {
   out.steps.push(rec);
 }
 
+if (elicitAction) out.elicitations = elicitations;
 process.stdout.write(JSON.stringify(out) + "\n");
 // End the session politely (DELETE); servers may answer 405, which is fine.
 await transport.terminateSession().catch(() => {});
