@@ -43,11 +43,11 @@ func TestApprovalTypeScriptSDK(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "caddy.log")
 	g := startGateway(t, approvalCaddyfile(t, ""), withLogFile(logFile))
 	run := runSDKApproval(t, g, "accept", `[
-		{"op":"call","name":"add-note","arguments":{"body":"approved note"}},
+		{"op":"call","name":"add-note","arguments":{"body":"kq7f3a91x"}},
 		{"op":"elicitation","action":"decline"},
-		{"op":"call","name":"add-note","arguments":{"body":"declined note"}},
+		{"op":"call","name":"add-note","arguments":{"body":"kq2c4e8zz"}},
 		{"op":"elicitation","action":"cancel"},
-		{"op":"call","name":"add-note","arguments":{"body":"cancelled note"}},
+		{"op":"call","name":"add-note","arguments":{"body":"kq9e6a0wv"}},
 		{"op":"call","name":"count-notes","arguments":{}}
 	]`)
 	if run.ProtocolVersion == "" || strings.HasPrefix(run.ProtocolVersion, "2026") {
@@ -72,7 +72,7 @@ func TestApprovalTypeScriptSDK(t *testing.T) {
 	if len(run.Elicitations) != 3 {
 		t.Fatalf("the client was asked %d times, want 3", len(run.Elicitations))
 	}
-	for i, body := range []string{"approved note", "declined note", "cancelled note"} {
+	for i, body := range []string{"kq7f3a91x", "kq2c4e8zz", "kq9e6a0wv"} {
 		e := run.Elicitations[i].Params
 		if !strings.Contains(e.Message, `"add-note"`) || !strings.Contains(e.Message, `"body": "`+body+`"`) {
 			t.Errorf("form %d does not name the tool and show its arguments:\n%s", i, e.Message)
@@ -98,7 +98,7 @@ func TestApprovalTypeScriptSDK(t *testing.T) {
 	if got := strings.Join(decisions, ","); got != "approved,declined,cancelled,unsupported" {
 		t.Errorf("audit decisions %s", got)
 	}
-	assertLogsClean(t, logFile, []string{"approved note", "declined note", "cancelled note"})
+	assertLogsClean(t, logFile, []string{"kq7f3a91x", "kq2c4e8zz", "kq9e6a0wv"})
 }
 
 // A client that never answers: the call fails with -32000 after
