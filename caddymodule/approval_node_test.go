@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,5 +115,41 @@ func TestApprovalTimeoutTypeScriptSDK(t *testing.T) {
 	}
 	if n := run.Steps[1].Result; n == nil || !strings.Contains(n.Content[0].Text, `"n":0`) {
 		t.Errorf("count after a timeout: %+v, want 0 notes", n)
+	}
+}
+
+// `approval writes` on a source: server-everything (a stdio child) marks
+// echo readOnlyHint true and toggle-simulated-logging false. echo runs
+// without a question; the toggle is asked about, by its name and by the
+// upstream's own name (an alias is the same tool), and declined.
+func TestApprovalSourceWritesTypeScriptSDK(t *testing.T) {
+	node, script := everything(t)
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source every mcp stdio %s %s stdio {
+			approval writes
+		}
+	}
+}`, node, script))
+	run := runSDKApproval(t, g, "decline", `[
+		{"op":"call","name":"every_echo","arguments":{"message":"read only"}},
+		{"op":"call","name":"every_toggle-simulated-logging","arguments":{}},
+		{"op":"call","name":"toggle-simulated-logging","arguments":{}}
+	]`)
+	if r := run.Steps[0]; r.Error != nil || r.Result == nil || !strings.Contains(r.Result.Content[0].Text, "read only") {
+		t.Errorf("every_echo (read-only): %+v %+v", r.Error, r.Result)
+	}
+	for _, i := range []int{1, 2} {
+		if e := run.Steps[i].Error; e == nil || e.Code != -32000 || e.Message != "approval: declined" {
+			t.Errorf("step %d: %+v %+v, want -32000 approval: declined", i, e, run.Steps[i].Result)
+		}
+	}
+	if len(run.Elicitations) != 2 {
+		t.Fatalf("asked %d times, want 2 (never for echo)", len(run.Elicitations))
+	}
+	for _, e := range run.Elicitations {
+		if m := e.Params.Message; !strings.Contains(m, `"every_toggle-simulated-logging"`) || !strings.Contains(m, `It belongs to "every"`) {
+			t.Errorf("form:\n%s", m)
+		}
 	}
 }
