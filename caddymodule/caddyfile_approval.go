@@ -110,6 +110,23 @@ func (h *Handler) provisionApprover() {
 	h.approver = newApprover(h.sessionIDs.keys, time.Duration(h.ApprovalTimeout), h.logger.Named("audit"))
 }
 
+// declaredApproval is applyApproval's decision for a declared tool, read
+// from the config alone (for `caddy mcp tools`).
+func declaredApproval(tc ToolConfig, conn ConnectorConfig) bool {
+	policy := conn.Approval
+	if tc.Approval != "" {
+		policy = tc.Approval
+	}
+	switch policy {
+	case approvalRequired:
+		return true
+	case approvalWrites:
+		annotated := tc.Annotations != nil && tc.Annotations.ReadOnly != nil && *tc.Annotations.ReadOnly
+		return !annotated && !conn.ReadOnly
+	}
+	return false
+}
+
 // applyApproval puts the approval stage on t when policy asks for it.
 // A tool whose approval is its own (a tool block's required|off) passes
 // override; otherwise policy is its connector's or source's.
