@@ -147,26 +147,36 @@ func (e *mcpGoElicitor) Elicit(ctx context.Context, req mcp.ElicitationRequest) 
 // 2026-07-28: approval travels as an input_required result and a retry)
 // that declares elicitation and answers through e.
 func elicitingMCPGoClient(t *testing.T, url string, e *mcpGoElicitor) *client.Client {
+	return elicitingMCPGoClientAt(t, url, e, mcp.LATEST_PROTOCOL_VERSION)
+}
+
+// elicitingMCPGoClientAt is the same client on a given protocol version;
+// on a version with sessions the gateway sends elicitation/create.
+func elicitingMCPGoClientAt(t *testing.T, url string, e *mcpGoElicitor, version string) *client.Client {
 	t.Helper()
 	trans, err := transport.NewStreamableHTTP(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := client.NewClient(trans, client.WithElicitationHandler(e))
+	opts := []client.ClientOption{client.WithElicitationHandler(e)}
+	if !mcp.IsModernProtocol(version) {
+		opts = append(opts, client.WithLegacyProtocolOnly())
+	}
+	c := client.NewClient(trans, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ProtocolVersion = version
 	req.Params.ClientInfo = mcp.Implementation{Name: "edgemcp-approval-test", Version: "1"}
 	res, err := c.Initialize(ctx, req)
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	if !mcp.IsModernProtocol(res.ProtocolVersion) {
-		t.Fatalf("negotiated %s: this test is about 2026-07-28's multi round-trip requests", res.ProtocolVersion)
+	if res.ProtocolVersion != version {
+		t.Fatalf("negotiated %s, want %s", res.ProtocolVersion, version)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
@@ -235,5 +245,29 @@ func TestApprovalMultiRoundTripMCPGo(t *testing.T) {
 	}
 	if got := strings.Join(decisions, ","); got != "approved,declined,cancelled,timeout,unsupported" {
 		t.Errorf("audit decisions %s", got)
+	}
+}
+
+// mcp-go's client on a session protocol: the gateway's elicitation/create
+// reaches its handler on the call's stream; accept runs the tool once,
+// decline does not.
+func TestApprovalElicitationRequestMCPGo(t *testing.T) {
+	g := startGateway(t, approvalCaddyfile(t, ""))
+	raw := g.rawSession(t, "2025-11-25")
+	accept := &mcpGoElicitor{action: mcp.ElicitationResponseActionAccept}
+	res, err := callWithAnswer(t, elicitingMCPGoClientAt(t, g.URL, accept, "2025-11-25"), "add-note", map[string]any{"body": "legacy"})
+	if err != nil || res.IsError {
+		t.Fatalf("accepted add-note: %v %+v", err, res)
+	}
+	if len(accept.asked) != 1 || !strings.Contains(accept.asked[0].Message, `"body": "legacy"`) {
+		t.Fatalf("asked %+v", accept.asked)
+	}
+	decline := &mcpGoElicitor{action: mcp.ElicitationResponseActionDecline}
+	_, err = callWithAnswer(t, elicitingMCPGoClientAt(t, g.URL, decline, "2025-11-25"), "add-note", map[string]any{"body": "no"})
+	if err == nil || !strings.Contains(err.Error(), "approval: declined") || len(decline.asked) != 1 {
+		t.Errorf("declined add-note: %v (asked %d times)", err, len(decline.asked))
+	}
+	if n := noteCount(t, raw); n != "1" {
+		t.Fatalf("%s notes, want the accepted one", n)
 	}
 }
