@@ -213,7 +213,7 @@ func (a *approver) decide(ctx context.Context, call *pipeline.Call, start time.T
 		return pipeline.Fail(pipeline.StageApproval, nil, "no answer within %s", a.timeout)
 	case decisionUnsupported:
 		return pipeline.Fail(pipeline.StageApproval, nil,
-			"tool %q needs approval, which is asked through elicitation: use a client that declares the elicitation capability", call.Tool.Name)
+			"tool %q needs approval through elicitation: call it from an elicitation-capable client (one that declares the elicitation capability)", call.Tool.Name)
 	case decisionInvalid:
 		return pipeline.Fail(pipeline.StageApproval, nil,
 			"the answer was not asked for this call (tool, arguments or caller differ): call again without it")

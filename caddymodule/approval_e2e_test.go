@@ -85,7 +85,7 @@ func TestApprovalNeverOnDirectPath(t *testing.T) {
 	before := directCount()
 	for i := 0; i < 3; i++ {
 		resp := s.call(t, "add-note", map[string]any{"body": "secret-note-text"})
-		want := `approval: tool "add-note" needs approval, which is asked through elicitation: use a client that declares the elicitation capability`
+		want := `approval: tool "add-note" needs approval through elicitation: call it from an elicitation-capable client (one that declares the elicitation capability)`
 		if resp.Error == nil || resp.Error.Code != -32000 || resp.Error.Message != want {
 			t.Fatalf("add-note without elicitation: %+v %s", resp.Error, resp.Result)
 		}
@@ -232,7 +232,7 @@ func TestApprovalMultiRoundTripMCPGo(t *testing.T) {
 		}
 	}
 	_, err = callWithAnswer(t, g.mcpClient(t), "add-note", map[string]any{"body": "refused"})
-	if err == nil || !strings.Contains(err.Error(), "use a client that declares the elicitation capability") {
+	if err == nil || !strings.Contains(err.Error(), "call it from an elicitation-capable client") {
 		t.Errorf("a client without elicitation: %v", err)
 	}
 	if n := noteCount(t, raw); n != "1" {

@@ -84,7 +84,7 @@ func TestApprovalTypeScriptSDK(t *testing.T) {
 	}
 
 	none := runSDKApproval(t, g, "", `[{"op":"call","name":"add-note","arguments":{"body":"no capability"}}]`)
-	want := `approval: tool "add-note" needs approval, which is asked through elicitation: use a client that declares the elicitation capability`
+	want := `approval: tool "add-note" needs approval through elicitation: call it from an elicitation-capable client (one that declares the elicitation capability)`
 	if e := none.Steps[0].Error; e == nil || e.Code != -32000 || e.Message != want {
 		t.Errorf("a client without elicitation: %+v", e)
 	}
