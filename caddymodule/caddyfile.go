@@ -40,6 +40,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		allowed_origins <origin...>
 //		allowed_hosts <host...>
 //		session_key <key> [<previous key>...]
+//		approval_timeout <duration>
 //		catalog on|off
 //		connector <name> postgres|mysql|sqlite|redis <dsn-or-path> { ... }
 //		cache { ... }
