@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -40,6 +41,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		allowed_origins <origin...>
 //		allowed_hosts <host...>
 //		session_key <key> [<previous key>...]
+//		approval_timeout <duration>
 //		catalog on|off
 //		connector <name> postgres|mysql|sqlite|redis <dsn-or-path> { ... }
 //		cache { ... }
@@ -150,6 +152,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				}
 			}
 			h.SessionKeys = keys
+		case "approval_timeout":
+			dur, err := durationArg(d)
+			if err != nil {
+				return err
+			}
+			h.ApprovalTimeout = caddy.Duration(dur)
 		case "catalog":
 			if err := parseCatalog(d, h); err != nil {
 				return err
@@ -240,7 +248,8 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 	if _, err := connectorDriver(c.Type); err != nil {
 		return c, d.Errf("connector %q: %v", c.Name, err)
 	}
-	var dropDefaultAt error // block_functions none/only, if not read_only
+	var dropDefaultAt error      // block_functions none/only, if not read_only
+	var writesOnReadOnlyAt error // approval writes, if read_only
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		switch sub := d.Val(); sub {
 		case "max_conns":
@@ -295,6 +304,18 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 			if err := parseConnectorIdentity(d, &c, sub); err != nil {
 				return c, err
 			}
+		case "approval":
+			if c.Approval != "" {
+				return c, d.Errf("connector %q: approval declared twice", c.Name)
+			}
+			p, err := parseApproval(d, fmt.Sprintf("connector %q", c.Name), approvalRequired, approvalWrites)
+			if err != nil {
+				return c, err
+			}
+			c.Approval = p
+			if p == approvalWrites {
+				writesOnReadOnlyAt = d.Errf("connector %q: approval writes asks before no tool of a read_only connector (its tools cannot write); use approval required, or leave it out", c.Name)
+			}
 		default:
 			return c, d.Errf("connector %q: unrecognized sub-directive %q", c.Name, sub)
 		}
@@ -304,6 +325,9 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 	}
 	if dropDefaultAt != nil && !c.ReadOnly {
 		return c, dropDefaultAt
+	}
+	if writesOnReadOnlyAt != nil && c.ReadOnly {
+		return c, writesOnReadOnlyAt
 	}
 	return c, nil
 }
@@ -379,6 +403,15 @@ func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
 				return t, err
 			}
 			t.RateLimit = c
+		case "approval":
+			if t.Approval != "" {
+				return t, d.Errf("tool %q: approval declared twice", t.Name)
+			}
+			p, err := parseApproval(d, fmt.Sprintf("tool %q", t.Name), approvalRequired, approvalOff)
+			if err != nil {
+				return t, err
+			}
+			t.Approval = p
 		case "max_concurrent":
 			var s string
 			if err := oneArg(d, &s); err != nil {

@@ -103,8 +103,11 @@ type toolListing struct {
 	Auth        string        `json:"auth,omitempty"`
 	// FromIdentity is what the statement takes from the caller's verified
 	// identity rather than from the arguments (README, Statement templates).
-	FromIdentity []string                   `json:"from_identity,omitempty"`
-	Settings     map[string]json.RawMessage `json:"settings,omitempty"`
+	FromIdentity []string `json:"from_identity,omitempty"`
+	// Approval: a person confirms every call in the client (README,
+	// Approvals), by the tool's own policy or its connector's.
+	Approval bool                       `json:"approval,omitempty"`
+	Settings map[string]json.RawMessage `json:"settings,omitempty"`
 }
 
 // Keys of the handler and tool JSON that the listing shows in its own
@@ -114,7 +117,7 @@ var (
 		"connectors": true, "tools": true, "catalog_off": true, "max_body_size": true,
 		"session_idle_timeout": true, "allowed_origins": true, "resources": true, "prompts": true}
 	knownToolKeys = map[string]bool{"name": true, "title": true, "description": true, "use": true,
-		"statement": true, "inputs": true, "annotations": true, "cache": true, "auth": true}
+		"statement": true, "inputs": true, "annotations": true, "cache": true, "auth": true, "approval": true}
 )
 
 // listEndpoints finds every mcp handler in an adapted JSON config, with the
@@ -237,6 +240,7 @@ func endpointOf(raw json.RawMessage) (endpointListing, error) {
 		}
 		tl.Cache, tl.Auth = cacheSummary(tc.Cache), authSummary(tc.Auth)
 		tl.FromIdentity = statementIdentity(tc.Statement, connCfg[tc.Use])
+		tl.Approval = declaredApproval(tc, connCfg[tc.Use])
 		if i < len(rawTools) {
 			tl.Settings = extraSettings(rawTools[i], knownToolKeys)
 		}
@@ -404,6 +408,9 @@ func writeTool(out io.Writer, t toolListing) {
 	}
 	if len(t.FromIdentity) > 0 {
 		fmt.Fprintf(out, "    from identity: %s\n", strings.Join(t.FromIdentity, ", "))
+	}
+	if t.Approval {
+		fmt.Fprintln(out, "    approval: asked in the client before every call")
 	}
 	writeSettings(out, "    ", t.Settings)
 	if len(t.Inputs) == 0 {

@@ -53,6 +53,10 @@ type ConnectorConfig struct {
 	ClaimsSetting string   `json:"claims_setting,omitempty"`
 	RoleClaim     string   `json:"role_claim,omitempty"`
 	Roles         []string `json:"roles,omitempty"`
+
+	// Approval is "required" or "writes": its tools ask the caller's
+	// client before they run (caddyfile_approval.go).
+	Approval string `json:"approval,omitempty"`
 }
 
 // passesIdentity reports whether the connector hands the caller to the
@@ -76,6 +80,9 @@ type ToolConfig struct {
 	// RateLimit and MaxConcurrent bound the tool's calls (ratelimit.go).
 	RateLimit     *RateLimitConfig `json:"rate_limit,omitempty"`
 	MaxConcurrent int              `json:"max_concurrent,omitempty"`
+	// Approval is "required" (ask the caller's client before every call)
+	// or "off" (not even under its connector's policy).
+	Approval string `json:"approval,omitempty"`
 	// ToolScripts: handler, mappers and script settings (caddyfile_scripts.go).
 	ToolScripts
 

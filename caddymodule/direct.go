@@ -39,7 +39,7 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 		return false
 	}
 	tool := h.tools().engine.Lookup(st.name)
-	if tool == nil || tool.Interactive {
+	if tool == nil || tool.TalksBack() {
 		return false
 	}
 	args := st.args

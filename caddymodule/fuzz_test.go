@@ -18,7 +18,8 @@ func FuzzCaddyfile(f *testing.F) {
 		"connector db postgres {env.DB} {\n\tread_only\n\tmax_conns 4\n}",
 		"tool t {\n\tdescription \"x\"\n\tuse db\n\tstatement \"SELECT {{ inputs.a }}\"\n\tinput a int required\n}",
 		"rate_limit 5 per 1m by ip", "cache {\n\tmax_size 1MiB\n}", "source s openapi x {\n\tcache 1s respect\n}",
-		"auth k api_key {\n\tkey abc\n}", "tool t {\n\tinput a array<array<int>> default [[1]]\n}", "}", "{", "\"", "<<SQL\n",
+		"auth k api_key {\n\tkey abc\n}", "source s mcp stdio x {\n\tapproval writes\n\tcwd {\n\t\tapproval\n\t}\n}",
+		"approval_timeout 1s\nconnector db sqlite x {\n\tapproval required\n}", "tool t {\n\tinput a array<array<int>> default [[1]]\n}", "}", "{", "\"", "<<SQL\n",
 	} {
 		f.Add(s)
 	}

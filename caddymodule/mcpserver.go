@@ -29,6 +29,7 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithRecovery(),
 		server.WithToolFilter(h.toolFilter), // auth_http.go
 		server.WithPaginationLimit(toolsPageSize),
+		server.WithToolHandlerMiddleware(withRoundTrip), // approval.go
 	}, h.resourcePromptOptions()...) // resources_serve.go
 	srv := server.NewMCPServer(h.ServerName, h.ServerVersion, opts...)
 	srv.AddTools(h.serverTools(h.tools())...)

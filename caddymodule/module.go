@@ -76,6 +76,9 @@ type Handler struct {
 	ScriptSettings
 	// CatalogOff disables the HTML tool catalog served to browsers (catalog.go).
 	CatalogOff bool `json:"catalog_off,omitempty"`
+	// ApprovalTimeout is how long a call waits for a person's approval
+	// (approval.go; default 45s).
+	ApprovalTimeout caddy.Duration `json:"approval_timeout,omitempty"`
 
 	Connectors []ConnectorConfig `json:"connectors,omitempty"`
 	Tools      []ToolConfig      `json:"tools,omitempty"`
@@ -99,6 +102,7 @@ type Handler struct {
 	connTypes  map[string]string // connector name → type, for telemetry
 	sessionIDs *sessionIDs
 	sessions   *sessionLimit // nil without max_sessions
+	approver   *approver     // approval.go
 	mcp        *server.MCPServer
 	streamable *server.StreamableHTTPServer
 	poolKeys   []string
@@ -186,6 +190,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.provisionSessionKeys(repl); err != nil {
 		return err
 	}
+	h.provisionApprover()
 	if err := h.provisionAuth(ctx); err != nil {
 		return err
 	}
@@ -203,6 +208,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			return err
 		}
 		if err := h.attachScripts(ctx, t, tc, scripts, repl); err != nil {
+			return err
+		}
+		if err := h.applyApproval(t, tc.Approval, conns[tc.Use].config.Approval); err != nil {
 			return err
 		}
 		tools = append(tools, t)

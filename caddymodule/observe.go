@@ -289,7 +289,7 @@ func stageLabel(s pipeline.Stage) string {
 var stageLabels = func() map[pipeline.Stage]string {
 	m := map[pipeline.Stage]string{}
 	for _, s := range []pipeline.Stage{pipeline.StageResolution, pipeline.StageAuth, pipeline.StageInputTransform,
-		pipeline.StageValidation, pipeline.StageEnv, pipeline.StageExecution, pipeline.StageOutputTransform, pipeline.StageResponse} {
+		pipeline.StageValidation, pipeline.StageApproval, pipeline.StageEnv, pipeline.StageExecution, pipeline.StageOutputTransform, pipeline.StageResponse} {
 		m[s] = strings.ReplaceAll(string(s), " ", "_")
 	}
 	return m

@@ -23,6 +23,8 @@ type SourceConfig struct {
 	// Name is the source's namespace: its tools are named <name>_<tool>.
 	Name      string          `json:"name"`
 	SourceRaw json.RawMessage `json:"source" caddy:"namespace=mcp.sources inline_key=source"`
+	// Approval is "required" or "writes" (caddyfile_approval.go).
+	Approval string `json:"approval,omitempty"`
 }
 
 // sourceName is what a namespace may be: it starts every tool name.
@@ -50,19 +52,27 @@ func (h *Handler) parseSourceDirective(d *caddyfile.Dispenser) error {
 	if _, err := caddy.GetModule("mcp.sources." + typ); err != nil {
 		return d.Errf("source %q: unknown type %q (built in: openapi, graphql, mcp; others are added with xcaddy --with)", name, typ)
 	}
-	unm, err := caddyfile.UnmarshalModule(d, "mcp.sources."+typ)
+	// The block's approval line is the gateway's; the module reads the rest.
+	seg, approval, err := takeSourceApproval(d.NextSegment(), name)
+	if err != nil {
+		return err
+	}
+	rest := caddyfile.NewDispenser(seg)
+	rest.Next() // at <type>, where UnmarshalModule expects to start
+	unm, err := caddyfile.UnmarshalModule(rest, "mcp.sources."+typ)
 	if err != nil {
 		return err
 	}
 	var warnings []caddyconfig.Warning
-	h.Sources = append(h.Sources, SourceConfig{Name: name, SourceRaw: caddyconfig.JSONModuleObject(unm, "source", typ, &warnings)})
+	h.Sources = append(h.Sources, SourceConfig{Name: name, SourceRaw: caddyconfig.JSONModuleObject(unm, "source", typ, &warnings), Approval: approval})
 	return nil
 }
 
 // loadedSource is a provisioned source module under its name.
 type loadedSource struct {
-	name string
-	src  pipeline.Source
+	name     string
+	src      pipeline.Source
+	approval string // the source's approval policy
 }
 
 // provisionSources loads the source modules. Caddy provisions each module
@@ -87,7 +97,7 @@ func (h *Handler) provisionSources(ctx caddy.Context) error {
 		if !ok {
 			return fmt.Errorf("source %q: module %T is not a source", cfg.Name, mod)
 		}
-		h.sources = append(h.sources, loadedSource{name: cfg.Name, src: src})
+		h.sources = append(h.sources, loadedSource{name: cfg.Name, src: src, approval: cfg.Approval})
 	}
 	return nil
 }
@@ -110,6 +120,9 @@ func (h *Handler) sourceTools() ([]*pipeline.Tool, error) {
 			}
 			if len(t.FromIdentity) > 0 && t.Auth == nil {
 				return nil, fmt.Errorf("source %q: tool %q takes values from the caller's identity (%s) and the endpoint has no default_auth to verify it", s.name, t.Name, strings.Join(t.FromIdentity, ", "))
+			}
+			if err := h.applyApproval(t, "", s.approval); err != nil {
+				return nil, fmt.Errorf("source %q: %v", s.name, err)
 			}
 		}
 		tools = append(tools, got...)

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 )
@@ -60,8 +61,8 @@ func (e *Engine) Lookup(name string) *Tool {
 	return e.aliases[name]
 }
 
-// Call runs one tools/call: resolution → auth → input transform → execution
-// (validation, then the tool's executor) → output transform. The first
+// Call runs one tools/call: resolution → auth → input transform → input
+// validation → approval → execution → output transform. The first
 // failing stage stops the call; its *Error carries the wire code and a
 // message safe to show. The response stage (encoding the result for the
 // client's protocol version) belongs to the transport.
@@ -114,6 +115,22 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 			return nil, Fail(stage, err, "%s", err.Error())
 		}
 		call.Inputs = in
+	}
+
+	stage = StageApproval
+	if tool.Approval != nil {
+		sctx, end := observeStage(ctx, call, stage)
+		err := tool.Approval.Approve(sctx, call)
+		var ask *AskClient
+		if errors.As(err, &ask) {
+			// Not a failure: the client answers and calls again.
+			end(nil)
+			return &Result{Native: ask.Native}, nil
+		}
+		end(err)
+		if err != nil {
+			return nil, stageError(stage, err, "not approved")
+		}
 	}
 
 	stage = StageExecution

@@ -40,6 +40,9 @@ type Tool struct {
 	Auth         Authorizer
 	InputMapper  Transformer
 	OutputMapper Transformer
+	// Approval asks a person before the tool runs (approval.go); a tool
+	// with one is Interactive.
+	Approval Approver
 	// Executor runs the execution stage. Required.
 	Executor Executor
 	// Source names the origin for operators (connector or source name).
@@ -64,6 +67,11 @@ type Annotations struct {
 	Idempotent  *bool
 	OpenWorld   *bool
 }
+
+// TalksBack reports whether a call of the tool needs the client while it
+// runs: an interactive tool, or one that asks for approval first. Such a
+// call needs the MCP session; others may be answered directly.
+func (t *Tool) TalksBack() bool { return t.Interactive || t.Approval != nil }
 
 // Schema is the input schema published for the tool.
 func (t *Tool) Schema() json.RawMessage {

@@ -22,6 +22,10 @@
 //   {"op":"read_resource","uri":"..."}               resources/read
 //   {"op":"get_prompt","name":"x","arguments":{...}} prompts/get
 //   {"op":"complete","ref":{...},"argument":{"name":"a","value":"v"}}  completion/complete
+//   {"op":"elicitation","action":"decline"}          answer later elicitation/create requests so
+// Elicitation: with env EDGEMCP_ELICITATION=accept|decline|cancel|ignore the client declares the
+// elicitation capability and answers every elicitation/create with that action (ignore: never
+// answers); each request received is listed in the output's "elicitations" with the action given.
 // Prints ONE JSON document on stdout:
 //   {"serverInfo":{...},"protocolVersion":"...","capabilities":{...},
 //    "steps":[{"op":"list","tools":[...]},
@@ -61,9 +65,13 @@ function errorJSON(e) {
   return out;
 }
 
+// Elicitation answers: EDGEMCP_ELICITATION (and the "elicitation" step) when set, else
+// the script's client.elicitation.
+let elicitAction = process.env.EDGEMCP_ELICITATION || "";
+const elicitations = [];
 const capabilities = {};
 if (answers.sampling) capabilities.sampling = {};
-if (answers.elicitation) capabilities.elicitation = {};
+if (answers.elicitation || elicitAction) capabilities.elicitation = {};
 if (answers.roots) capabilities.roots = {};
 const client = new Client({ name: "edgemcp-sdk-client", version: "1.0.0" }, { capabilities });
 const requests = [];
@@ -73,7 +81,13 @@ if (answers.sampling)
     requests.push({ method: r.method, params: r.params });
     return answers.sampling;
   });
-if (answers.elicitation)
+if (elicitAction)
+  client.setRequestHandler(ElicitRequestSchema, (req) => {
+    elicitations.push({ params: req.params, action: elicitAction });
+    if (elicitAction === "ignore") return new Promise(() => {});
+    return { action: elicitAction };
+  });
+else if (answers.elicitation)
   client.setRequestHandler(ElicitRequestSchema, (r) => {
     requests.push({ method: r.method, params: r.params });
     return answers.elicitation;
@@ -174,6 +188,9 @@ for (const step of steps) {
       case "complete":
         rec.result = await client.complete({ ref: step.ref, argument: step.argument });
         break;
+      case "elicitation":
+        elicitAction = step.action;
+        break;
       case "signal":
         process.stderr.write(`${step.text}\n`);
         break;
@@ -205,6 +222,7 @@ for (const step of steps) {
 
 out.requests = requests;
 out.logs = logs;
+if (elicitAction) out.elicitations = elicitations;
 process.stdout.write(JSON.stringify(out) + "\n");
 // End the session politely (DELETE); servers may answer 405, which is fine.
 await transport.terminateSession().catch(() => {});

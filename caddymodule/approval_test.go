@@ -1,0 +1,202 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+func testApprover(keys ...[]byte) *approver {
+	return newApprover(keys, 0, zap.NewNop())
+}
+
+func approvalCall(tool, subject string, args map[string]any) *pipeline.Call {
+	c := &pipeline.Call{Tool: &pipeline.Tool{Name: tool}, Inputs: args}
+	if subject != "" {
+		c.Identity = &pipeline.Identity{Provider: "keys", Subject: subject}
+	}
+	return c
+}
+
+// A 2026-07-28 requestState verifies only for the call it was issued for:
+// the same tool, arguments and caller, under a key the gateway holds.
+func TestApprovalStateBinding(t *testing.T) {
+	a := testApprover(testKey('a'))
+	issued := time.UnixMilli(1_700_000_000_123)
+	asked := approvalCall("add-note", "alice", map[string]any{"body": "x", "n": 1})
+	state := a.sign(asked, issued)
+
+	if got, ok := a.verify(state, approvalCall("add-note", "alice", map[string]any{"n": 1, "body": "x"})); !ok || !got.Equal(issued) {
+		t.Fatalf("the asked call: %v %v", got, ok)
+	}
+	otherProvider := approvalCall("add-note", "alice", map[string]any{"body": "x", "n": 1})
+	otherProvider.Identity.Provider = "jwt"
+	refused := map[string]*pipeline.Call{
+		"other arguments": approvalCall("add-note", "alice", map[string]any{"body": "y", "n": 1}),
+		"extra argument":  approvalCall("add-note", "alice", map[string]any{"body": "x", "n": 1, "m": 2}),
+		"other tool":      approvalCall("purge-notes", "alice", map[string]any{"body": "x", "n": 1}),
+		"other caller":    approvalCall("add-note", "bob", map[string]any{"body": "x", "n": 1}),
+		"no caller":       approvalCall("add-note", "", map[string]any{"body": "x", "n": 1}),
+		"other provider":  otherProvider,
+	}
+	for name, c := range refused {
+		if _, ok := a.verify(state, c); ok {
+			t.Errorf("%s: the state verified", name)
+		}
+	}
+	parts := strings.Split(state, ".")
+	for name, s := range map[string]string{
+		"empty":        "",
+		"other issued": parts[0] + ".1700000000124." + parts[2],
+		"other tag":    parts[0] + "." + parts[1] + "." + strings.Repeat("A", len(parts[2])),
+		"version":      "a0." + parts[1] + "." + parts[2],
+		"extra part":   state + ".x",
+		"not a number": parts[0] + ".x." + parts[2],
+	} {
+		if _, ok := a.verify(s, asked); ok {
+			t.Errorf("%s state %q verified", name, s)
+		}
+	}
+	// Key rotation: a state signed with the previous key still verifies
+	// while that key is listed, and not after.
+	if _, ok := testApprover(testKey('b'), testKey('a')).verify(state, asked); !ok {
+		t.Error("a state signed with the previous key was refused during the rotation")
+	}
+	if _, ok := testApprover(testKey('b')).verify(state, asked); ok {
+		t.Error("a state signed with a dropped key verified")
+	}
+}
+
+// The audit hash is the same for equal arguments whatever their order,
+// differs for others and under another key, and is not the plain SHA-256
+// a guesser could recompute.
+func TestApprovalArgsHash(t *testing.T) {
+	a, b := testApprover(testKey('a')), testApprover(testKey('b'))
+	h := a.argsHash(map[string]any{"body": "hunter2", "n": 1})
+	if len(h) != 32 || strings.Trim(h, "0123456789abcdef") != "" {
+		t.Fatalf("hash %q: want 32 hex digits", h)
+	}
+	if a.argsHash(map[string]any{"n": 1, "body": "hunter2"}) != h {
+		t.Error("equal arguments hash differently")
+	}
+	if a.argsHash(map[string]any{"body": "hunter3", "n": 1}) == h {
+		t.Error("other arguments hash the same")
+	}
+	if b.argsHash(map[string]any{"body": "hunter2", "n": 1}) == h {
+		t.Error("the hash does not depend on the key")
+	}
+}
+
+// The form names the tool (and its source) and shows the arguments the
+// tool will run with; it asks for no fields.
+func TestApprovalForm(t *testing.T) {
+	c := approvalCall("crm_delete_contact", "alice", map[string]any{"id": 42, "reason": "duplicate"})
+	c.Tool.Source = "crm"
+	form, err := approvalForm(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"crm_delete_contact"`, `"crm"`, "\"id\": 42", "\"reason\": \"duplicate\"", "decline"} {
+		if !strings.Contains(form.Message, want) {
+			t.Errorf("message lacks %s:\n%s", want, form.Message)
+		}
+	}
+	if err := form.Validate(); err != nil {
+		t.Errorf("not a valid form elicitation: %v", err)
+	}
+	schema := form.RequestedSchema.(map[string]any)
+	if schema["type"] != "object" || len(schema["properties"].(map[string]any)) != 0 {
+		t.Errorf("requested schema %v", schema)
+	}
+	empty, _ := approvalForm(approvalCall("t", "", nil))
+	if !strings.Contains(empty.Message, "Arguments:\n{}") {
+		t.Errorf("no arguments shown as {}:\n%s", empty.Message)
+	}
+}
+
+// Which tools a policy puts the approval stage on.
+func TestApplyApproval(t *testing.T) {
+	yes, no := true, false
+	h := &Handler{approver: testApprover(testKey('a'))}
+	for _, tt := range []struct {
+		override, policy string
+		readOnly         *bool
+		want             bool
+	}{
+		{"", "", nil, false},
+		{"", approvalRequired, &yes, true},
+		{"", approvalWrites, nil, true}, // not stated: may write
+		{"", approvalWrites, &no, true},
+		{"", approvalWrites, &yes, false},
+		{approvalRequired, "", &yes, true},
+		{approvalOff, approvalRequired, nil, false},
+		{approvalOff, approvalWrites, &no, false},
+	} {
+		tool := &pipeline.Tool{Name: "t", Annotations: pipeline.Annotations{ReadOnly: tt.readOnly}}
+		if err := h.applyApproval(tool, tt.override, tt.policy); err != nil {
+			t.Fatal(err)
+		}
+		if got := tool.Approval != nil; got != tt.want {
+			t.Errorf("override %q policy %q read-only %v: approval %v, want %v", tt.override, tt.policy, tt.readOnly, got, tt.want)
+		}
+		if tool.Approval != nil && !tool.TalksBack() {
+			t.Error("a tool under approval may be answered directly")
+		}
+	}
+	for _, bad := range [][2]string{{"writes", ""}, {"", "sometimes"}} {
+		if err := h.applyApproval(&pipeline.Tool{Name: "t"}, bad[0], bad[1]); err == nil {
+			t.Errorf("override %q policy %q accepted", bad[0], bad[1])
+		}
+	}
+}
+
+// `caddy mcp tools` marks the declared tools a person confirms: by their
+// own policy or their connector's, not the exempted or read-only ones.
+func TestMCPToolsApproval(t *testing.T) {
+	raw, err := os.ReadFile("testdata/adapt/approval.caddytest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _, _ := strings.Cut(string(raw), "\n----------\n")
+	src = strings.Replace(src, "\t\ttool touch {", "\t\ttool peek {\n\t\t\tdescription \"Read an order\"\n\t\t\tuse main\n\t\t\tstatement \"SELECT 1\"\n\t\t\tannotations {\n\t\t\t\tread_only\n\t\t\t}\n\t\t}\n\t\ttool touch {", 1)
+	file := filepath.Join(t.TempDir(), "Caddyfile")
+	writeFile(t, file, src)
+	out, errOut, err := runMCPCommand(t, "tools", "--config", file, "--adapter", "caddyfile", "--json")
+	if err != nil {
+		t.Fatalf("mcp tools: %v\n%s", err, errOut)
+	}
+	var listing []struct {
+		Tools []struct {
+			Name     string          `json:"name"`
+			Approval bool            `json:"approval"`
+			Settings json.RawMessage `json:"settings"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(out), &listing); err != nil || len(listing) != 1 {
+		t.Fatalf("listing %s: %v", out, err)
+	}
+	got := map[string]bool{}
+	for _, tl := range listing[0].Tools {
+		got[tl.Name] = tl.Approval
+		if strings.Contains(string(tl.Settings), "approval") {
+			t.Errorf("%s: approval shown as a setting too: %s", tl.Name, tl.Settings)
+		}
+	}
+	want := map[string]bool{"add-order": true, "refund": true, "peek": false, "touch": false}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: approval %v, want %v (listing %v)", name, got[name], w, got)
+		}
+	}
+	text, _, err := runMCPCommand(t, "tools", "--config", file, "--adapter", "caddyfile")
+	if err != nil || strings.Count(text, "approval: asked in the client before every call") != 2 {
+		t.Errorf("text listing: %v\n%s", err, text)
+	}
+}
