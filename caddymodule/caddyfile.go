@@ -44,6 +44,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		cache { ... }
 //		tool <name> { ... }
 //		source <name> <type> ... { ... }
+//		discovery list|search|auto <n> { pin <tool...> }
 //	}
 //
 // Every error names the file and line (Dispenser.Errf does).
@@ -180,6 +181,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		case "cache":
 			if err := parseCacheBlock(d, h); err != nil {
+				return err
+			}
+		case "discovery":
+			if err := parseDiscovery(d, h); err != nil {
 				return err
 			}
 		case "tool":
