@@ -286,10 +286,20 @@ func (h *Handler) describeTool(ctx context.Context, req mcp.CallToolRequest) (*m
 	if t == nil || !h.callable(ctx, t) {
 		return h.metaFail(ctx, notFound(name))
 	}
-	return jsonResult(struct {
-		mcp.Tool
-		Source string `json:"source,omitempty"`
-	}{mcpTool(t), t.Source})
+	// mcp.Tool has its own MarshalJSON, which an embedding would promote
+	// and lose the source by; the tool's JSON gets the source added.
+	raw, err := json.Marshal(mcpTool(t))
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	if t.Source != "" {
+		out["source"] = t.Source
+	}
+	return jsonResult(out)
 }
 
 // callTool is call_tool: runTool on the named tool, exactly as a tools/call

@@ -16,6 +16,7 @@ func TestTokens(t *testing.T) {
 		{"matches boxes classes", "match box class"},
 		{"string status analysis", "string status analysis"},
 		{"a b c", ""},
+		{"aisle 3", "aisl 3"},
 		{"stopping", "stop"},
 		{"données über", "donné über"},
 	}

@@ -8,12 +8,13 @@ import (
 // tokens appends the terms of s to dst: lower-cased words split at
 // anything that is not a letter or digit, at a lower-to-upper case change
 // (openIssues; digits stay with their word: oauth2, v2api), stemmed. Words of
-// one character carry no meaning for search and are dropped.
+// one letter carry no meaning for search and are dropped; a digit stays
+// (aisle 3, v 2).
 func tokens(dst []string, s string) []string {
 	start := -1
 	var prev rune
 	flush := func(end int) {
-		if start >= 0 && end-start > 1 {
+		if start >= 0 && (end-start > 1 || unicode.IsDigit(rune(s[start]))) {
 			dst = append(dst, stem(strings.ToLower(s[start:end])))
 		}
 		start = -1
