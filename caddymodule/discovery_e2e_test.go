@@ -1,14 +1,18 @@
 package caddymodule
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -335,5 +339,106 @@ func TestDiscoveryAutoThreshold(t *testing.T) {
 		if len(list.Tools) != c.want {
 			t.Errorf("discovery auto %d with 202 tools: %d listed, want %d", c.auto, len(list.Tools), c.want)
 		}
+	}
+}
+
+// TestDiscoverySearchTypeScriptSDK: the official TypeScript SDK client in
+// search mode: it lists the meta-tools and the pin, searches, describes and
+// calls through call_tool, is refused through call_tool what its key may
+// not call, and gets notifications/tools/list_changed when the registry
+// swaps, after which the new tool is found.
+func TestDiscoverySearchTypeScriptSDK(t *testing.T) {
+	dir := nodeDir(t)
+	resetCatalog(t)
+	g := startGateway(t, discoveryCaddyfile(t, "discovery search {\n\t\t\tpin public_count\n\t\t}"))
+	script := filepath.Join(t.TempDir(), "script.json")
+	writeFile(t, script, `[
+		{"op":"list"},
+		{"op":"call","name":"search_tools","arguments":{"query":"shelf 117","limit":2}},
+		{"op":"call","name":"describe_tool","arguments":{"name":"shop.item117"}},
+		{"op":"call","name":"call_tool","arguments":{"name":"shop_item117","arguments":{"quantity":3}}},
+		{"op":"call","name":"call_tool","arguments":{"name":"ops_restart","arguments":{}}},
+		{"op":"call","name":"search_tools","arguments":{"query":"restart payment worker"}},
+		{"op":"signal","text":"ready"},
+		{"op":"wait_tools_changed","timeoutMs":30000},
+		{"op":"call","name":"search_tools","arguments":{"query":"oranges from the orchard"}}
+	]`)
+	cmd := exec.Command(node22(t, dir), filepath.Join(dir, "sdk-client.mjs"), g.URL, script)
+	cmd.Env = append(os.Environ(), `EDGEMCP_HEADERS={"X-API-Key":"`+discoveryBobKey+`"}`)
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if sc.Text() == "ready" {
+				close(ready)
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the SDK client did not get ready")
+	}
+	catalogLive.Lock()
+	catalogLive.restock = true
+	changed := catalogLive.changed
+	catalogLive.Unlock()
+	changed()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("sdk-client: %v\n%s", err, stdout.String())
+	}
+	var run struct {
+		Steps []sdkStep `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &run); err != nil || len(run.Steps) != 9 {
+		t.Fatalf("sdk-client output %s: %v", stdout.String(), err)
+	}
+	var listed []mcp.Tool
+	_ = json.Unmarshal(run.Steps[0].Tools, &listed)
+	if got := listedNames(listed); !slices.Equal(got, []string{"call_tool", "describe_tool", "public_count", "search_tools"}) {
+		t.Errorf("tools/list: %v", got)
+	}
+	text := func(i int) string {
+		s := run.Steps[i]
+		if s.Error != nil || s.Result == nil || len(s.Result.Content) != 1 {
+			t.Errorf("step %d: %+v %+v", i, s.Error, s.Result)
+			return ""
+		}
+		return s.Result.Content[0].Text
+	}
+	found := func(i int) []string {
+		var f foundTools
+		_ = json.Unmarshal([]byte(text(i)), &f)
+		return f.names()
+	}
+	if got := found(1); len(got) == 0 || got[0] != "shop_item117" {
+		t.Errorf("search shelf 117: %v", got)
+	}
+	if got := text(2); !strings.Contains(got, `"name":"shop_item117"`) || !strings.Contains(got, `"quantity"`) {
+		t.Errorf("describe_tool shop.item117: %s", got)
+	}
+	if got := text(3); got != `{"quantity":3,"tool":"item117"}` {
+		t.Errorf("call_tool shop_item117: %s", got)
+	}
+	if e := run.Steps[4].Error; e == nil || e.Code != -32000 || e.Message != "authentication: not permitted to call this tool" {
+		t.Errorf("bob, call_tool ops_restart: %+v", e)
+	}
+	if got := found(5); slices.Contains(got, "ops_restart") {
+		t.Errorf("bob finds ops_restart: %v", got)
+	}
+	if e := run.Steps[7].Error; e != nil {
+		t.Fatalf("waiting for list_changed: %+v", e)
+	}
+	if got := found(8); len(got) == 0 || got[0] != "shop_restock" {
+		t.Errorf("search after the swap: %v", got)
 	}
 }
