@@ -22,7 +22,7 @@ import (
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
-// catalogSource is a test source with many tools (mcp.sources.catalog_test
+// catalogSource is a test source with many tools (mcp.sources.shelf_test
 // <n>): tool i is "item<i>" described with words of its own, and the test
 // can add one more ("restock") while the gateway runs, as a refreshed
 // document would.
@@ -39,7 +39,7 @@ var catalogLive struct {
 func init() { caddy.RegisterModule(catalogSource{}) }
 
 func (catalogSource) CaddyModule() caddy.ModuleInfo {
-	return caddy.ModuleInfo{ID: "mcp.sources.catalog_test", New: func() caddy.Module { return new(catalogSource) }}
+	return caddy.ModuleInfo{ID: "mcp.sources.shelf_test", New: func() caddy.Module { return new(catalogSource) }}
 }
 
 func (c *catalogSource) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -115,7 +115,7 @@ func discoveryCaddyfile(t testing.TB, discovery string) string {
 			use lite
 			statement "SELECT 42 AS n"
 		}
-		source shop catalog_test 200
+		source shop shelf_test 200
 		%s
 	}
 }`, filepath.Join(t.TempDir(), "lite.db"), discoveryAliceKey, discoveryBobKey, discovery)
