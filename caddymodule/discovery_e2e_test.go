@@ -442,3 +442,28 @@ func TestDiscoverySearchTypeScriptSDK(t *testing.T) {
 		t.Errorf("search after the swap: %v", got)
 	}
 }
+
+// TestDiscoveryLoadErrors: a pin naming no tool (and no source that could
+// bring it) and a tool named like a meta-tool fail the load, saying which.
+func TestDiscoveryLoadErrors(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "lite.db")
+	for _, c := range []struct{ tool, discovery, want string }{
+		{"stats", "discovery search {\n\t\t\tpin nope\n\t\t}", `discovery: pin "nope": no such tool`},
+		{"search_tools", "discovery search", `discovery search: a declared tool is named "search_tools", the name of a meta-tool`},
+	} {
+		msg := loadError(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		connector lite sqlite %s
+		tool %s {
+			description "Counts"
+			use lite
+			statement "SELECT 1 AS n"
+		}
+		%s
+	}
+}`, db, c.tool, c.discovery))
+		if !strings.Contains(msg, c.want) {
+			t.Errorf("%s: load error %q, want %q", c.discovery, msg, c.want)
+		}
+	}
+}

@@ -47,12 +47,12 @@ type toolIndex struct {
 // reserveMetaNames refuses a tool named like a meta-tool and leaves such
 // names out of the aliases (an upstream's own "search_tools" must not
 // shadow the gateway's). The tools' alias slices are replaced, not edited.
-func reserveMetaNames(tools []*pipeline.Tool) error {
+func (h *Handler) reserveMetaNames(tools []*pipeline.Tool) error {
 	for _, t := range tools {
 		if slices.Contains(metaNames, t.Name) {
 			origin := "a declared tool"
-			if t.Source != "" {
-				origin = fmt.Sprintf("a tool of %q", t.Source)
+			if !slices.Contains(h.declared, t) {
+				origin = fmt.Sprintf("a tool of source %q", t.Source)
 			}
 			return fmt.Errorf("discovery search: %s is named %q, the name of a meta-tool; rename it (a source's prefix) or use discovery list", origin, t.Name)
 		}

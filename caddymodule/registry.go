@@ -42,7 +42,7 @@ func (h *Handler) setTools(r *registry) {
 func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
 	searching := h.Discovery.searching(len(tools))
 	if searching {
-		if err := reserveMetaNames(tools); err != nil {
+		if err := h.reserveMetaNames(tools); err != nil {
 			return nil, err
 		}
 	}
