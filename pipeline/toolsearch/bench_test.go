@@ -15,7 +15,7 @@ import (
 // Besides ns/op it reports the p50 and p99 of single searches, which is
 // what the bound (p50 < 2 ms) is about:
 //
-//	go test ./pipeline/toolsearch -run '^$' -bench 5000 -benchtime 20000x
+//	go test ./pipeline/toolsearch -run '^$' -bench Search5000 -benchtime 20000x
 func BenchmarkSearch5000(b *testing.B) {
 	g := generate(1)
 	x := New(g.docs)
