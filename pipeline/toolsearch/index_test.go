@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"fmt"
 	"math/rand"
 	"slices"
 	"strings"
@@ -143,5 +144,35 @@ func TestAllowAskedLazily(t *testing.T) {
 func TestEmptyIndex(t *testing.T) {
 	if hits := New(nil).Search(Query{Text: "anything"}); len(hits) != 0 {
 		t.Fatalf("got %v", hits)
+	}
+}
+
+// Searches share the index and its scratch pool: run at once they give what
+// they give alone (go test -race checks the sharing).
+func TestConcurrentSearches(t *testing.T) {
+	g := generate(1)
+	x := New(g.docs)
+	queries := g.sentences[:64]
+	want := make([][]string, len(queries))
+	for i, q := range queries {
+		want[i] = names(x, x.Search(Query{Text: q, Limit: 5}))
+	}
+	errs := make(chan string, 8)
+	for w := 0; w < 8; w++ {
+		go func(w int) {
+			for i := range queries {
+				j := (i + w) % len(queries)
+				if got := names(x, x.Search(Query{Text: queries[j], Limit: 5})); !slices.Equal(got, want[j]) {
+					errs <- fmt.Sprintf("%q: %v, alone %v", queries[j], got, want[j])
+					return
+				}
+			}
+			errs <- ""
+		}(w)
+	}
+	for w := 0; w < 8; w++ {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
 	}
 }
