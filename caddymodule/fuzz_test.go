@@ -19,6 +19,7 @@ func FuzzCaddyfile(f *testing.F) {
 		"tool t {\n\tdescription \"x\"\n\tuse db\n\tstatement \"SELECT {{ inputs.a }}\"\n\tinput a int required\n}",
 		"rate_limit 5 per 1m by ip", "cache {\n\tmax_size 1MiB\n}", "source s openapi x {\n\tcache 1s respect\n}",
 		"auth k api_key {\n\tkey abc\n}", "tool t {\n\tinput a array<array<int>> default [[1]]\n}", "}", "{", "\"", "<<SQL\n",
+		"discovery auto 5 {\n\tpin a b\n}", "source s mcp http://x {\n\tprefix off\n\tdisable a s.b\n\tinclude a* {\n}\n}",
 	} {
 		f.Add(s)
 	}
