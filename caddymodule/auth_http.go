@@ -122,6 +122,9 @@ func (h *Handler) toolFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	if callStateFrom(ctx) != nil {
 		return tools
 	}
+	if r := h.tools(); r.search != nil {
+		return h.listSearch(ctx, r, tools) // discovery search (metatools.go)
+	}
 	engine := h.tools().engine
 	aliases := engine.Aliases()
 	if len(h.providers) == 0 && len(aliases) == 0 {

@@ -49,6 +49,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		source <name> <type> ... { ... }
 //		resource <uri-or-template> { ... }
 //		prompt <name> { ... }
+//		discovery list|search|auto <n> { pin <tool...> }
 //	}
 //
 // Every error names the file and line (Dispenser.Errf does).
@@ -201,6 +202,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		case "cache":
 			if err := parseCacheBlock(d, h); err != nil {
+				return err
+			}
+		case "discovery":
+			if err := parseDiscovery(d, h); err != nil {
 				return err
 			}
 		case "tool":

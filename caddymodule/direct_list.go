@@ -74,6 +74,9 @@ func (h *Handler) answerListDirectly(w http.ResponseWriter, r *http.Request, bod
 		return false
 	}
 	reg := h.tools()
+	if reg.search != nil {
+		return false // discovery search lists meta-tools (toolFilter, metatools.go)
+	}
 	list := &reg.list
 	list.once.Do(func() { list.build(reg.engine) })
 	if list.err != nil {

@@ -20,6 +20,7 @@ func FuzzCaddyfile(f *testing.F) {
 		"rate_limit 5 per 1m by ip", "cache {\n\tmax_size 1MiB\n}", "source s openapi x {\n\tcache 1s respect\n}",
 		"auth k api_key {\n\tkey abc\n}", "source s mcp stdio x {\n\tapproval writes\n\tcwd {\n\t\tapproval\n\t}\n}",
 		"approval_timeout 1s\nconnector db sqlite x {\n\tapproval required\n}", "tool t {\n\tinput a array<array<int>> default [[1]]\n}", "}", "{", "\"", "<<SQL\n",
+		"discovery auto 5 {\n\tpin a b\n}", "source s mcp http://x {\n\tprefix off\n\tdisable a s.b\n\tinclude a* {\n}\n}",
 	} {
 		f.Add(s)
 	}

@@ -120,7 +120,8 @@ func TestGraphQLSourceLoadErrors(t *testing.T) {
 		{"source lib graphql http://x {\n\t\t\tdepth 0\n\t\t}", "depth must be a whole number"},
 		{"source lib graphql http://x {\n\t\t\tmax_depth 2\n\t\t}", "depth 2 must be less than max_depth 2"},
 		{"source lib graphql http://x {\n\t\t\tschema\n\t\t}", "schema needs one SDL file"},
-		{"source lib graphql http://x {\n\t\t\tinclude x\n\t\t}", `unrecognized sub-directive "include"`},
+		{"source lib graphql http://x {\n\t\t\tselect x\n\t\t}", `unrecognized sub-directive "select"`},
+		{"source lib graphql http://x {\n\t\t\tinclude [x\n\t\t}", `include: bad pattern "[x"`},
 		{"source lib graphql http://x {\n\t\t\tcredential magic\n\t\t}", `unknown kind "magic"`},
 	} {
 		got := adaptForTest(t, ":8080 {\n\tmcp {\n\t\t"+tc.cfg+"\n\t}\n}\n")

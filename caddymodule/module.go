@@ -93,6 +93,8 @@ type Handler struct {
 	RateLimitStore *RateLimitStoreConfig `json:"rate_limit_redis,omitempty"`
 	// Cache is the result cache (cache.go).
 	Cache *CacheConfig `json:"cache,omitempty"`
+	// Discovery is how tools/list presents the tools (discovery.go).
+	Discovery *DiscoveryConfig `json:"discovery,omitempty"`
 
 	authConfig // auth providers, default_auth (auth_config.go)
 
@@ -253,6 +255,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := h.checkPins(reg.engine); err != nil {
+		return err
+	}
 	h.setTools(reg)
 	h.provisionObservability(ctx, conns)
 	h.mcp, h.streamable = h.newMCPServer(ctx)
@@ -275,6 +280,9 @@ func (h *Handler) Validate() error {
 	}
 	if h.MaxBodySize < 0 {
 		return fmt.Errorf("max_body_size must not be negative, got %d (0 or absent means the default, 1 MiB)", h.MaxBodySize)
+	}
+	if err := h.Discovery.validate(); err != nil {
+		return err
 	}
 	return h.HostGate.validate()
 }

@@ -18,6 +18,7 @@ type registry struct {
 	engine *pipeline.Engine
 	obs    map[string]*toolObs // telemetry per tool (observe.go)
 	list   encodedTools        // tools/list entries, encoded on the first list (direct_list.go)
+	search *toolIndex          // discovery search (metatools.go); nil: tools/list lists every tool
 }
 
 // liveTools holds the current version; it is shared by pointer (a
@@ -40,11 +41,20 @@ func (h *Handler) setTools(r *registry) {
 
 // newRegistry indexes tools and prepares their telemetry.
 func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
+	searching := h.Discovery.searching(len(tools))
+	if searching {
+		if err := h.reserveMetaNames(tools); err != nil {
+			return nil, err
+		}
+	}
 	engine, err := pipeline.NewEngine(tools)
 	if err != nil {
 		return nil, err
 	}
 	r := &registry{engine: engine, obs: make(map[string]*toolObs, len(tools))}
+	if searching {
+		r.search = newToolIndex(engine, h.Discovery.Pin)
+	}
 	for _, t := range tools {
 		o := &toolObs{name: t.Name, connector: t.Source, metrics: newToolMetrics(t.Name)}
 		o.connectorType = h.connTypes[t.Source]
@@ -66,6 +76,9 @@ func (h *Handler) serverTools(r *registry) []server.ServerTool {
 		a := mcpTool(t)
 		a.Name = alias
 		entries = append(entries, server.ServerTool{Tool: a, Handler: h.toolHandler(t.Name)})
+	}
+	if r.search != nil {
+		entries = append(entries, h.metaTools()...)
 	}
 	return entries
 }

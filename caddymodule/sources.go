@@ -25,6 +25,8 @@ type SourceConfig struct {
 	SourceRaw json.RawMessage `json:"source" caddy:"namespace=mcp.sources inline_key=source"`
 	// Approval is "required" or "writes" (caddyfile_approval.go).
 	Approval string `json:"approval,omitempty"`
+	// SourceSelection: prefix, disable, include, exclude (source_select.go).
+	SourceSelection
 }
 
 // sourceName is what a namespace may be: it starts every tool name.
@@ -52,25 +54,31 @@ func (h *Handler) parseSourceDirective(d *caddyfile.Dispenser) error {
 	if _, err := caddy.GetModule("mcp.sources." + typ); err != nil {
 		return d.Errf("source %q: unknown type %q (built in: openapi, graphql, mcp; others are added with xcaddy --with)", name, typ)
 	}
-	// The block's approval line is the gateway's; the module reads the rest.
+	// The block's approval, prefix, disable (and, for a source that does
+	// not select its own tools, include and exclude) lines are the
+	// gateway's; the module reads the rest.
 	seg, approval, err := takeSourceApproval(d.NextSegment(), name)
 	if err != nil {
 		return err
 	}
-	rest := caddyfile.NewDispenser(seg)
-	rest.Next() // at <type>, where UnmarshalModule expects to start
-	unm, err := caddyfile.UnmarshalModule(rest, "mcp.sources."+typ)
+	var sel SourceSelection
+	block, err := splitSourceBlock(seg, name, typ, &sel)
+	if err != nil {
+		return err
+	}
+	unm, err := caddyfile.UnmarshalModule(block, "mcp.sources."+typ)
 	if err != nil {
 		return err
 	}
 	var warnings []caddyconfig.Warning
-	h.Sources = append(h.Sources, SourceConfig{Name: name, SourceRaw: caddyconfig.JSONModuleObject(unm, "source", typ, &warnings), Approval: approval})
+	h.Sources = append(h.Sources, SourceConfig{Name: name, SourceRaw: caddyconfig.JSONModuleObject(unm, "source", typ, &warnings), Approval: approval, SourceSelection: sel})
 	return nil
 }
 
 // loadedSource is a provisioned source module under its name.
 type loadedSource struct {
 	name     string
+	cfg      *SourceConfig
 	src      pipeline.Source
 	approval string // the source's approval policy
 }
@@ -89,6 +97,9 @@ func (h *Handler) provisionSources(ctx caddy.Context) error {
 			return fmt.Errorf("source %q declared twice", cfg.Name)
 		}
 		seen[cfg.Name] = true
+		if err := cfg.SourceSelection.validate(cfg.Name); err != nil {
+			return err
+		}
 		mod, err := ctx.LoadModule(cfg, "SourceRaw")
 		if err != nil {
 			return fmt.Errorf("source %q: %v", cfg.Name, err)
@@ -97,7 +108,7 @@ func (h *Handler) provisionSources(ctx caddy.Context) error {
 		if !ok {
 			return fmt.Errorf("source %q: module %T is not a source", cfg.Name, mod)
 		}
-		h.sources = append(h.sources, loadedSource{name: cfg.Name, src: src, approval: cfg.Approval})
+		h.sources = append(h.sources, loadedSource{name: cfg.Name, cfg: cfg, src: src, approval: cfg.Approval})
 	}
 	return nil
 }
@@ -109,10 +120,11 @@ func (h *Handler) provisionSources(ctx caddy.Context) error {
 func (h *Handler) sourceTools() ([]*pipeline.Tool, error) {
 	var tools []*pipeline.Tool
 	for _, s := range h.sources {
-		got, err := s.src.Tools(s.name)
+		got, err := s.src.Tools(s.cfg.namespace())
 		if err != nil {
 			return nil, fmt.Errorf("source %q: %v", s.name, err)
 		}
+		got = h.selectTools(s.cfg, got)
 		for _, t := range got {
 			t.Source = s.name
 			if t.Auth == nil && h.defaultAuth != nil {

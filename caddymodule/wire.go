@@ -142,7 +142,7 @@ func (h *Handler) inspectCall(body []byte, r *http.Request) *callState {
 	// _meta (progress tokens, the 2026-07-28 protocol fields) and anything
 	// unusual are left to mcp-go.
 	st.direct = msg.JSONRPC == "2.0" && (idIsString || idIsNumber) && argsOK && len(msg.Params.Meta) == 0
-	if h.tools().engine.Lookup(st.name) == nil {
+	if reg := h.tools(); reg.engine.Lookup(st.name) == nil && !reg.isMeta(st.name) {
 		st.fail(&pipeline.Error{Code: pipeline.CodeToolNotFound, Stage: pipeline.StageResolution,
 			Message: fmt.Sprintf("tool %q not found", st.name)})
 		h.recordUnknownTool(r.Context(), st)

@@ -24,6 +24,14 @@ type ChangeNotifier interface {
 	OnChange(changed func())
 }
 
+// SelectsTools is implemented by a source whose own block reads include
+// and exclude, with patterns richer than tool names (OpenAPI: tags, methods,
+// paths); the gateway then leaves those sub-directives to it and reads only
+// prefix and disable (README, Sources).
+type SelectsTools interface {
+	SelectsTools()
+}
+
 // unsafeNameRun is a run of characters a tool name may not hold; runs of
 // "_" collapse with them.
 var unsafeNameRun = regexp.MustCompile(`[^a-zA-Z0-9-]+`)

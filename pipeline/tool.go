@@ -33,6 +33,10 @@ type Tool struct {
 	// Aliases are other names tools/call accepts for the tool (a source's
 	// original operation names).
 	Aliases []string
+	// Original is a source tool's name in its source (an operationId, a
+	// GraphQL field, an upstream MCP tool's name); the gateway accepts it,
+	// and <source>.<original> and <source>/<original>, as aliases.
+	Original string
 	// Annotations are the MCP behaviour hints.
 	Annotations Annotations
 

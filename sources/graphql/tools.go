@@ -99,6 +99,7 @@ func fieldTool(s *ast.Schema, cfg Config, kind ast.Operation, f *ast.FieldDefini
 	x := cfg.Executor
 	return &pipeline.Tool{
 		Name:        name,
+		Original:    f.Name,
 		Description: desc,
 		InputSchema: in,
 		Aliases:     []string{cfg.Namespace + "." + f.Name},
@@ -149,7 +150,8 @@ func newRawTool(cfg Config, mutations bool, schema func() (*ast.Schema, error)) 
 	}
 	x := cfg.Executor
 	return &pipeline.Tool{
-		Name: pipeline.ToolName(cfg.Namespace, "query"),
+		Name:     pipeline.ToolName(cfg.Namespace, "query"),
+		Original: "query",
 		Description: fmt.Sprintf("Runs %s against the %s schema (at most %d fields, nested at most %d deep).",
 			what, cfg.Namespace, cfg.Limits.MaxFields, cfg.Limits.MaxDepth),
 		InputSchema: inSchema,

@@ -610,6 +610,7 @@ func (lt listedTool) tool(namespace string, c *conn) *pipeline.Tool {
 	name := lt.Name
 	t := &pipeline.Tool{
 		Name:         pipeline.ToolName(namespace, name),
+		Original:     name,
 		Title:        lt.Title,
 		Description:  lt.Description,
 		InputSchema:  lt.InputSchema,

@@ -149,6 +149,10 @@ func (s *Source) refreshLoop(ctx context.Context, spec string, opts LoadOptions,
 	}
 }
 
+// SelectsTools implements pipeline.SelectsTools: include and exclude are
+// the source's own (operationId, tag, method or path patterns).
+func (*Source) SelectsTools() {}
+
 // Tools implements pipeline.Source.
 func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 	doc := s.live.doc.Load()

@@ -98,6 +98,7 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 		}
 		t := &pipeline.Tool{
 			Name:         o.Tool,
+			Original:     o.ID,
 			Title:        o.Op.Summary,
 			Description:  o.Description(),
 			InputSchema:  in,
