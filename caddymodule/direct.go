@@ -26,16 +26,24 @@ import (
 // sessionVersions are the protocol versions whose requests carry a session.
 var sessionVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
 
-// answerDirectly serves st when it qualifies and reports whether it did.
-func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *callState) bool {
-	if !st.direct || !sessionVersions[r.Header.Get("Mcp-Protocol-Version")] || !acceptsJSON(r) {
+// directSession reports whether r may be answered on a direct path (a call
+// here, a tools/list in direct_list.go): a protocol version with sessions,
+// JSON in and out, and a session id that verifies and was not ended.
+func (h *Handler) directSession(r *http.Request) bool {
+	if !sessionVersions[r.Header.Get("Mcp-Protocol-Version")] || !acceptsJSON(r) {
 		return false
 	}
 	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
 		return false
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
-	if terminated, err := h.sessionIDs.Validate(sid); sid == "" || err != nil || terminated {
+	terminated, err := h.sessionIDs.Validate(sid)
+	return sid != "" && err == nil && !terminated
+}
+
+// answerDirectly serves st when it qualifies and reports whether it did.
+func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *callState) bool {
+	if !st.direct || !h.directSession(r) {
 		return false
 	}
 	tool := h.tools().engine.Lookup(st.name)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"mime"
 	"net/http"
 	"regexp"
 	"slices"
@@ -63,14 +62,7 @@ func (h *Handler) answerListDirectly(w http.ResponseWriter, r *http.Request, bod
 		!plainIDs.Match(msg.ID) || len(msg.Params) != 0 {
 		return false
 	}
-	if !sessionVersions[r.Header.Get("Mcp-Protocol-Version")] || !acceptsJSON(r) {
-		return false
-	}
-	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
-		return false
-	}
-	sid := r.Header.Get("Mcp-Session-Id")
-	if terminated, err := h.sessionIDs.Validate(sid); sid == "" || err != nil || terminated {
+	if !h.directSession(r) {
 		return false
 	}
 	reg := h.tools()
