@@ -107,25 +107,36 @@ func (r *relay) begin(peer pipeline.Peer) (*inflight, func()) {
 	}
 }
 
-// only is the one downstream session with calls in flight (or, with
-// lingering, ended less than logLinger ago), or nil.
+// only is the one downstream session with calls in flight, or nil. With
+// lingering, when no call is in flight, the one session whose calls ended
+// less than logLinger ago. A call in flight wins over a lingering one: a
+// message sent during a call belongs to it, whoever called just before.
 func (r *relay) only(lingering bool) pipeline.Peer {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var found pipeline.Peer
+	if p, ok := r.onlyPeer(func(in *inflight) bool { return in.ended.IsZero() }); p != nil || !ok || !lingering {
+		return p
+	}
 	now := time.Now()
+	p, _ := r.onlyPeer(func(in *inflight) bool { return now.Sub(in.ended) <= logLinger })
+	return p
+}
+
+// onlyPeer is the one session among the calls that match; ok is false
+// when several sessions match.
+func (r *relay) onlyPeer(match func(*inflight) bool) (found pipeline.Peer, ok bool) {
 	for in := range r.calls {
-		if !in.ended.IsZero() && (!lingering || now.Sub(in.ended) > logLinger) {
+		if !match(in) {
 			continue
 		}
 		if found != nil && found.SessionID() != in.peer.SessionID() {
-			return nil
+			return nil, false
 		}
 		if found == nil {
 			found = in.peer
 		}
 	}
-	return found
+	return found, true
 }
 
 // notify handles the server's notifications that concern callers; it
