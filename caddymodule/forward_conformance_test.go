@@ -25,7 +25,6 @@ var conformanceToolScenarios = []string{
 	"json-schema-2020-12",
 }
 
-
 // startConformanceUpstream runs tests/node/conformance-upstream.mjs (the
 // suite's fixture tools on the TypeScript SDK) and returns its endpoint.
 func startConformanceUpstream(t *testing.T) string {
