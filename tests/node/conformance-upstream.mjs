@@ -50,7 +50,11 @@ const tools = [
     run: async (_args, extra, server) => {
       for (const [i, data] of ["Tool execution started", "Tool processing data", "Tool execution completed"].entries()) {
         if (i > 0) await sleep(50);
-        await server.sendLoggingMessage({ level: "info", data }, extra.sessionId);
+        // As part of the request (on its own SSE stream, before the result),
+        // as the spec asks of messages about a request: sent on the
+        // session's standalone stream instead, the last one may reach the
+        // gateway after the result, and nothing can order them again.
+        await extra.sendNotification({ method: "notifications/message", params: { level: "info", data } });
       }
       return text("Tool with logging executed successfully");
     } },
