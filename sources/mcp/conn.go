@@ -577,12 +577,18 @@ func (c *conn) relist(s *session) {
 		c.log.Warn("MCP server's tools/list failed after tools/list_changed", zap.String("server", c.set.describe()), zap.Error(err))
 		return
 	}
+	c.publish(s, func() { c.tools = tools })
+}
+
+// publish applies a listing fetched on s (under c.mu), unless s is no
+// longer the connection's session, and tells the gateway it changed.
+func (c *conn) publish(s *session, apply func()) {
 	c.mu.Lock()
 	if c.sess != s {
 		c.mu.Unlock()
 		return
 	}
-	c.tools = tools
+	apply()
 	c.vers++
 	c.mu.Unlock()
 	c.changed()

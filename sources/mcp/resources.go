@@ -148,14 +148,6 @@ func (c *conn) catalogChanged(s *session, n mcp.JSONRPCNotification) {
 			c.log.Warn("MCP server's resources or prompts could not be listed after list_changed", zap.String("server", c.set.describe()), zap.Error(err))
 			return
 		}
-		c.mu.Lock()
-		if c.sess != s {
-			c.mu.Unlock()
-			return
-		}
-		c.cat = cat
-		c.vers++
-		c.mu.Unlock()
-		c.changed()
+		c.publish(s, func() { c.cat = cat })
 	}()
 }
