@@ -61,7 +61,7 @@ func main() {
 		runOpenAPIBench(ctx, *clients, *duration, *version)
 		return
 	case "openapi-spec":
-		runSpecBench(ctx, *spec, *duration, *version)
+		runSpecBench(ctx, *spec, *duration, *version, *cpuProfile)
 		return
 	case "openapi-cache":
 		runOpenAPICacheBench(ctx, *clients, *duration, *hot, *version)

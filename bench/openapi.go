@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -11,9 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -158,7 +161,8 @@ func getItem(ctx context.Context, client *http.Client, url string) (int, error) 
 // runSpecBench loads the document at spec as a source, three times (the
 // first is a cold start of the process's caches), and lists its tools for
 // d from one session.
-func runSpecBench(ctx context.Context, spec string, d time.Duration, version string) {
+// cpuProfile, if set, receives a CPU profile of the three loads.
+func runSpecBench(ctx context.Context, spec string, d time.Duration, version, cpuProfile string) {
 	if _, err := os.Stat(spec); err != nil {
 		check(fmt.Errorf("%v: GitHub's document comes with `npm ci` in tests/node (@octokit/openapi), or give -spec", err))
 	}
@@ -176,26 +180,50 @@ func runSpecBench(ctx context.Context, spec string, d time.Duration, version str
 	}`, spec)
 	port := freePort()
 	before := heap()
-	var loads []time.Duration
+	var loads, cpus []time.Duration
 	var heaps []uint64
 	var base string
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+	}
 	for range 3 {
-		start := time.Now()
+		start, cpu := time.Now(), processCPU()
 		base = loadSite(port, site)
 		loads = append(loads, time.Since(start))
+		cpus = append(cpus, processCPU()-cpu)
 		transport.CloseIdleConnections()
 		heaps = append(heaps, heap())
 	}
+	pprof.StopCPUProfile()
 	defer caddy.Stop()
 
 	s, err := openSession(ctx, base+"/mcp", version)
 	check(err)
 	list, _, err := s.post(ctx, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	check(err)
-	tools := bytes.Count(list, []byte(`"inputSchema"`))
-	fmt.Printf("edgemcp openapi-spec bench: %s (%d bytes), %d tools, tools/list answer %d bytes, GOMAXPROCS=%d\n",
-		filepath.Base(spec), fi.Size(), tools, len(list), runtime.GOMAXPROCS(0))
-	fmt.Printf("load: %s (first), %s, %s (reloads)\n", round(loads[0]), round(loads[1]), round(loads[2]))
+	first := bytes.Count(list, []byte(`"inputSchema"`))
+	tools := first
+	for page := list; ; {
+		var next struct {
+			Result struct {
+				NextCursor string `json:"nextCursor"`
+			} `json:"result"`
+		}
+		check(json.Unmarshal(page, &next))
+		if next.Result.NextCursor == "" {
+			break
+		}
+		cursor, _ := json.Marshal(next.Result.NextCursor)
+		page, _, err = s.post(ctx, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":`+string(cursor)+`}}`)
+		check(err)
+		tools += bytes.Count(page, []byte(`"inputSchema"`))
+	}
+	fmt.Printf("edgemcp openapi-spec bench: %s (%d bytes), %d tools, tools/list answer (first page, %d tools) %d bytes, GOMAXPROCS=%d\n",
+		filepath.Base(spec), fi.Size(), tools, first, len(list), runtime.GOMAXPROCS(0))
+	fmt.Printf("load: %s (first), %s, %s (reloads); CPU time %s, %s, %s (the wall time on a busy machine is longer)\n",
+		round(loads[0]), round(loads[1]), round(loads[2]), round(cpus[0]), round(cpus[1]), round(cpus[2]))
 	fmt.Printf("heap in use (after GC): %.1f MiB before, %.1f MiB after the load (+%.1f MiB), %.1f and %.1f MiB after the reloads\n",
 		mib(before), mib(heaps[0]), mib(heaps[0])-mib(before), mib(heaps[1]), mib(heaps[2]))
 	lists := drive(1, d, func(*rand.Rand) error {
@@ -206,6 +234,15 @@ func runSpecBench(ctx context.Context, spec string, d time.Duration, version str
 		return err
 	})
 	lists.print("tools/list")
+}
+
+// processCPU is the CPU time (user and system) the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }

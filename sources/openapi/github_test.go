@@ -32,7 +32,7 @@ import (
 // it (tests/node/package.json pins the version): OpenAPI 3.0, 1,200
 // operations, 13 MB. EDGEMCP_NODE_DIR names the Node packages' directory
 // (scripts/test.sh sets it); else tests/node of this checkout.
-func githubSpec(t *testing.T) string {
+func githubSpec(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("EDGEMCP_NODE_DIR")
 	if dir == "" {

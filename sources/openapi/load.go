@@ -94,16 +94,7 @@ func parse(ctx context.Context, data []byte, base *url.URL, location string, opt
 	if err := json.Unmarshal(asJSON, &probe); err != nil {
 		return nil, fmt.Errorf("%s: not an object at the top: %v", location, err)
 	}
-	loader := openapi3.NewLoader()
-	loader.Context = ctx
-	loader.IsExternalRefsAllowed = opt.AllowExternalRefs
-	loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
-		if !opt.AllowExternalRefs {
-			return nil, fmt.Errorf("external $ref to %s: external references are off (allow_external_refs)", u.Redacted())
-		}
-		b, _, err := read(ctx, u.String(), opt)
-		return b, err
-	}
+	loader := newLoader(ctx, opt)
 	switch {
 	case strings.HasPrefix(probe.Swagger, "2."):
 		var v2 openapi2.T
@@ -121,9 +112,12 @@ func parse(ctx context.Context, data []byte, base *url.URL, location string, opt
 		}
 		doc.T, doc.Converted = v3, true
 	case strings.HasPrefix(probe.OpenAPI, "3."):
-		t, err := loader.LoadFromDataWithPath(data, base)
+		t, err := loadJSON(ctx, data, base, opt)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", location, err)
+			// Not JSON, or refused: kin-openapi reads it and says why.
+			if t, err = loader.LoadFromDataWithPath(data, base); err != nil {
+				return nil, fmt.Errorf("%s: %v", location, err)
+			}
 		}
 		doc.T = t
 	default:
@@ -133,6 +127,50 @@ func parse(ctx context.Context, data []byte, base *url.URL, location string, opt
 		return nil, fmt.Errorf("%s: invalid document: %v", location, err)
 	}
 	return doc, nil
+}
+
+// newLoader returns a kin-openapi loader that reads external $refs only
+// when they are allowed, within the load's bounds.
+func newLoader(ctx context.Context, opt LoadOptions) *openapi3.Loader {
+	loader := openapi3.NewLoader()
+	loader.Context = ctx
+	loader.IsExternalRefsAllowed = opt.AllowExternalRefs
+	loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
+		if !opt.AllowExternalRefs {
+			return nil, fmt.Errorf("external $ref to %s: external references are off (allow_external_refs)", u.Redacted())
+		}
+		b, _, err := read(ctx, u.String(), opt)
+		return b, err
+	}
+	return loader
+}
+
+// loadJSON decodes an OpenAPI 3 document written in JSON through jsonNode
+// and resolves its $refs, as kin-openapi's LoadFromDataWithPath does but
+// without parsing JSON as YAML. Only when external $refs are off: a
+// document loaded this way is not registered with the loader as the root
+// one, which matters only to references that lead back to it from another
+// document. Any error sends the caller back to kin-openapi's own load,
+// whose message names the problem.
+func loadJSON(ctx context.Context, data []byte, base *url.URL, opt LoadOptions) (*openapi3.T, error) {
+	if opt.AllowExternalRefs {
+		return nil, errors.New("external references are allowed")
+	}
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return nil, errors.New("not JSON")
+	}
+	n, err := jsonNode(data)
+	if err != nil {
+		return nil, err
+	}
+	t := &openapi3.T{}
+	if err := n.Decode(t); err != nil {
+		return nil, err
+	}
+	if err := newLoader(ctx, opt).ResolveRefsIn(t, base); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // validate checks the document as kin-openapi does, with two leniencies.
