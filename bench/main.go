@@ -64,7 +64,7 @@ func main() {
 		runSpecBench(ctx, *spec, *duration, *version, *cpuProfile)
 		return
 	case "openapi-cache":
-		runOpenAPICacheBench(ctx, *clients, *duration, *hot, *version)
+		runOpenAPICacheBench(ctx, *clients, *duration, *hot, *version, *cpuProfile)
 		return
 	case "mcp":
 		runMCPProxyBench(ctx, *clients, *duration, *version)
@@ -225,7 +225,7 @@ func drive(workers int, d time.Duration, fn func(*rand.Rand) error) *stats {
 	warm := time.Now().Add(time.Second)
 	stop := warm.Add(d)
 	all := make([][]time.Duration, workers)
-	errs := make([]int, workers)
+	errs, calls := make([]int, workers), make([]int, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
@@ -238,6 +238,7 @@ func drive(workers int, d time.Duration, fn func(*rand.Rand) error) *stats {
 					return
 				}
 				err := fn(r)
+				calls[w]++
 				if start.Before(warm) {
 					continue
 				}
@@ -254,6 +255,7 @@ func drive(workers int, d time.Duration, fn func(*rand.Rand) error) *stats {
 	for w := range workers {
 		s.lat = append(s.lat, all[w]...)
 		s.errors += errs[w]
+		s.calls += calls[w]
 	}
 	slices.Sort(s.lat)
 	return s
@@ -263,7 +265,11 @@ type stats struct {
 	lat     []time.Duration
 	errors  int
 	elapsed time.Duration
+	calls   int // warm-up included, for costs per call
 }
+
+// n is the number of calls made, warm-up included.
+func (s *stats) n() int { return s.calls }
 
 func (s *stats) rps() float64 { return float64(len(s.lat)) / s.elapsed.Seconds() }
 

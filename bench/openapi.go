@@ -245,6 +245,14 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// perRequest is a round's CPU time over its requests.
+func perRequest(cpu time.Duration, s *stats) string {
+	if s.n() == 0 {
+		return "-"
+	}
+	return (cpu / time.Duration(s.n())).Round(100 * time.Nanosecond).String()
+}
+
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 func round(d time.Duration) string { return d.Round(time.Millisecond).String() }
@@ -259,7 +267,12 @@ func defaultSpec() string {
 // result cache, next to Caddy's `respond` with a body as long as the
 // tool's answer; alternating rounds, as the cache scenario does for a DB
 // tool.
-func runOpenAPICacheBench(ctx context.Context, clients int, d time.Duration, hot int, version string) {
+//
+// It also prints the process's CPU time per request on each side (the
+// load driver runs in the process too, the same client for both): unlike
+// requests/s, that does not move with other work on the machine.
+// cpuProfile, if set, receives a CPU profile of the rounds.
+func runOpenAPICacheBench(ctx context.Context, clients int, d time.Duration, hot int, version, cpuProfile string) {
 	upstream, spec, cleanup := itemsAPI()
 	defer cleanup()
 	port := freePort()
@@ -293,11 +306,20 @@ func runOpenAPICacheBench(ctx context.Context, clients int, d time.Duration, hot
 	fmt.Printf("edgemcp openapi cache bench: %d clients, %s per side, %d hot ids, %d-byte answers, GOMAXPROCS=%d\n",
 		clients, d, hot, len(body), runtime.GOMAXPROCS(0))
 	client := &http.Client{Transport: transport}
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+	}
 	respond, hits := &stats{}, &stats{}
+	var respondCPU, hitsCPU time.Duration
 	for range benchRounds {
+		cpu := processCPU()
 		respond.merge(drive(clients, d/benchRounds, func(r *rand.Rand) error {
 			return postRespond(ctx, client, base+"/respond", itemCallBody(r.Int64(), r.Int64N(int64(hot))+1))
 		}))
+		respondCPU += processCPU() - cpu
+		cpu = processCPU()
 		hits.merge(drive(clients, d/benchRounds, func(r *rand.Rand) error {
 			s := sessions[r.IntN(clients)]
 			res, _, err := s.post(ctx, itemCallBody(s.seq.Add(1), r.Int64N(int64(hot))+1))
@@ -306,8 +328,12 @@ func runOpenAPICacheBench(ctx context.Context, clients int, d time.Duration, hot
 			}
 			return err
 		}))
+		hitsCPU += processCPU() - cpu
 	}
+	pprof.StopCPUProfile()
 	respond.print("caddy respond")
 	hits.print("edgemcp openapi tool, cache hits")
-	fmt.Printf("ratio: cached openapi tool/respond = %.2f\n", hits.rps()/respond.rps())
+	fmt.Printf("ratio: cached openapi tool/respond = %.2f (target ≥ 0.7)\n", hits.rps()/respond.rps())
+	fmt.Printf("CPU per request (server and client): respond %s, cache hit %s; ratio %.2f\n",
+		perRequest(respondCPU, respond), perRequest(hitsCPU, hits), float64(respondCPU)/float64(respond.n())/(float64(hitsCPU)/float64(hits.n())))
 }

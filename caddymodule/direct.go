@@ -1,7 +1,9 @@
 package caddymodule
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"mime"
 	"net/http"
 	"strings"
@@ -59,27 +61,43 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 
 	// A Canonical result (a cache hit of a source's result) is written as
 	// the bytes it is; any other is encoded here, as mcp-go would.
-	msg := struct {
-		JSONRPC string                   `json:"jsonrpc"`
-		ID      json.RawMessage          `json:"id"`
-		Result  json.RawMessage          `json:"result,omitempty"`
-		Error   *mcp.JSONRPCErrorDetails `json:"error,omitempty"`
-	}{JSONRPC: "2.0", ID: st.rawID, Result: raw}
-	if res != nil {
+	if res != nil && perr == nil {
 		b, err := json.Marshal(res)
 		if err != nil {
 			perr = pipeline.Fail(pipeline.StageResponse, err, "result is not JSON-encodable")
 		}
-		msg.Result = b
+		raw = b
 	}
-	if perr != nil {
-		msg.Result = nil
-		msg.Error = &mcp.JSONRPCErrorDetails{Code: perr.Code, Message: perr.Error()}
+	if perr == nil && len(raw) == 0 {
+		perr = pipeline.Fail(pipeline.StageResponse, errors.New("no result"), "the tool gave no result")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_ = json.NewEncoder(w).Encode(msg)
+	if perr != nil {
+		_ = json.NewEncoder(w).Encode(struct {
+			JSONRPC string                   `json:"jsonrpc"`
+			ID      json.RawMessage          `json:"id"`
+			Error   *mcp.JSONRPCErrorDetails `json:"error"`
+		}{"2.0", st.rawID, &mcp.JSONRPCErrorDetails{Code: perr.Code, Message: perr.Error()}})
+		return true
+	}
+	_, _ = w.Write(resultMessage(st.rawID, raw))
 	return true
+}
+
+// resultMessage is the JSON-RPC response carrying result, as
+// json.Encoder writes it (id HTML-escaped, a newline at the end), put
+// together without encoding/json going over the result again: it was
+// encoded by json.Marshal (compact, HTML-escaped) here or when cached.
+func resultMessage(id, result json.RawMessage) []byte {
+	var b bytes.Buffer
+	b.Grow(len(result) + len(id) + 40)
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	json.HTMLEscape(&b, id)
+	b.WriteString(`,"result":`)
+	b.Write(result)
+	b.WriteString("}\n")
+	return b.Bytes()
 }
 
 // acceptsJSON: streamable HTTP clients send "application/json,

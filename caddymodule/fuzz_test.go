@@ -1,8 +1,10 @@
 package caddymodule
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -67,5 +69,39 @@ func FuzzInspectCall(f *testing.F) {
 		if err := json.Unmarshal([]byte(body), &msg); err != nil || st.name != msg.Params.Name {
 			t.Fatalf("call state names %q, the body %q (%v)", st.name, msg.Params.Name, err)
 		}
+		// The arguments and the choice of path are what reading the body
+		// in two passes (the message, then its arguments) gives.
+		args, argsOK := referenceArguments(t, body)
+		if !reflect.DeepEqual(st.args, args) {
+			t.Fatalf("arguments %#v, want %#v", st.args, args)
+		}
+		if st.direct && !argsOK {
+			t.Fatalf("direct with arguments that are not an object")
+		}
 	})
+}
+
+// referenceArguments reads a tools/call body's arguments as a plain
+// two-pass decode does: the message with its arguments raw, then those
+// (numbers as json.Number); ok when they are an object, null or absent.
+func referenceArguments(t *testing.T, body string) (map[string]any, bool) {
+	var msg struct {
+		Params struct {
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal([]byte(body), &msg); err != nil {
+		t.Fatalf("inspectCall read a body json.Unmarshal refuses: %v", err)
+	}
+	raw := msg.Params.Arguments
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, true
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var args map[string]any
+	if dec.Decode(&args) != nil || args == nil {
+		return nil, false
+	}
+	return args, true
 }

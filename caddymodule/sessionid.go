@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"hash"
 	"net/http"
 	"strings"
 	"sync"
@@ -62,6 +63,7 @@ var endedSessions = newEndedSet(maxEndedSessions)
 // rotation is rolled out).
 type sessionIDs struct {
 	keys  [][]byte
+	macs  []*sync.Pool // per key, of HMACs keyed with it: every request verifies its id
 	ended *endedSet
 }
 
@@ -69,16 +71,31 @@ func newSessionIDs(keys [][]byte) *sessionIDs {
 	if len(keys) == 0 {
 		keys = [][]byte{processSessionKey()}
 	}
-	return &sessionIDs{keys: keys, ended: endedSessions}
+	return signedIDs(keys, endedSessions)
+}
+
+// signedIDs signs with keys[0], verifies with every key, and remembers
+// ended ids in ended.
+func signedIDs(keys [][]byte, ended *endedSet) *sessionIDs {
+	s := &sessionIDs{keys: keys, ended: ended}
+	for _, k := range keys {
+		s.macs = append(s.macs, &sync.Pool{New: func() any { return hmac.New(sha256.New, k) }})
+	}
+	return s
 }
 
 var b64 = base64.RawURLEncoding
 
-func sessionTag(key, nonce []byte) []byte {
-	mac := hmac.New(sha256.New, key)
+// sessionTag signs nonce with the key whose HMACs macs holds (an HMAC
+// reset keeps its key: taking one from the pool skips hashing the key).
+func sessionTag(macs *sync.Pool, nonce []byte) []byte {
+	mac := macs.Get().(hash.Hash)
+	mac.Reset()
 	mac.Write([]byte(sessionIDContext))
 	mac.Write(nonce)
-	return mac.Sum(nil)[:sessionTagLen]
+	tag := mac.Sum(nil)[:sessionTagLen]
+	macs.Put(mac)
+	return tag
 }
 
 // Generate returns a new signed id.
@@ -87,7 +104,7 @@ func (s *sessionIDs) Generate() string {
 	if _, err := rand.Read(nonce); err != nil {
 		panic("edgemcp: no randomness for a session id: " + err.Error())
 	}
-	return sessionIDPrefix + b64.EncodeToString(nonce) + "." + b64.EncodeToString(sessionTag(s.keys[0], nonce))
+	return sessionIDPrefix + b64.EncodeToString(nonce) + "." + b64.EncodeToString(sessionTag(s.macs[0], nonce))
 }
 
 // verify reports whether id was signed by one of the keys. Every key is
@@ -107,8 +124,8 @@ func (s *sessionIDs) verify(id string) bool {
 		return false
 	}
 	valid := false
-	for _, k := range s.keys {
-		if hmac.Equal(tag, sessionTag(k, nonce)) {
+	for _, macs := range s.macs {
+		if hmac.Equal(tag, sessionTag(macs, nonce)) {
 			valid = true
 		}
 	}

@@ -13,7 +13,7 @@ import (
 func testKey(c byte) []byte { return []byte(strings.Repeat(string(c), minSessionKeyLen)) }
 
 func TestSessionIDsVerify(t *testing.T) {
-	ids := &sessionIDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
+	ids := signedIDs([][]byte{testKey('a')}, newEndedSet(10))
 	id := ids.Generate()
 	if terminated, err := ids.Validate(id); err != nil || terminated {
 		t.Fatalf("own id %q: terminated=%v err=%v", id, terminated, err)
@@ -21,7 +21,7 @@ func TestSessionIDsVerify(t *testing.T) {
 	if other := ids.Generate(); other == id {
 		t.Fatal("two ids alike")
 	}
-	reSigned := (&sessionIDs{keys: [][]byte{testKey('b')}}).Generate()
+	reSigned := signedIDs([][]byte{testKey('b')}, nil).Generate()
 	nonce, _, _ := strings.Cut(strings.TrimPrefix(id, sessionIDPrefix), ".")
 	_, otherTag, _ := strings.Cut(strings.TrimPrefix(reSigned, sessionIDPrefix), ".")
 	flipped := []byte(id)
@@ -55,9 +55,9 @@ func TestSessionIDsVerify(t *testing.T) {
 // Rotation: the new key signs, the previous one still verifies; ids of a key
 // no longer listed are refused.
 func TestSessionIDsRotation(t *testing.T) {
-	old := &sessionIDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
-	rotated := &sessionIDs{keys: [][]byte{testKey('b'), testKey('a')}, ended: newEndedSet(10)}
-	after := &sessionIDs{keys: [][]byte{testKey('b')}, ended: newEndedSet(10)}
+	old := signedIDs([][]byte{testKey('a')}, newEndedSet(10))
+	rotated := signedIDs([][]byte{testKey('b'), testKey('a')}, newEndedSet(10))
+	after := signedIDs([][]byte{testKey('b')}, newEndedSet(10))
 	oldID, newID := old.Generate(), rotated.Generate()
 	if _, err := rotated.Validate(oldID); err != nil {
 		t.Errorf("rotated keys refuse an id of the previous key: %v", err)
@@ -74,7 +74,7 @@ func TestSessionIDsRotation(t *testing.T) {
 }
 
 func TestSessionIDsTerminate(t *testing.T) {
-	ids := &sessionIDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
+	ids := signedIDs([][]byte{testKey('a')}, newEndedSet(10))
 	id := ids.Generate()
 	if _, err := ids.Terminate(id); err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestEndedSetIsBounded(t *testing.T) {
 }
 
 func BenchmarkSessionIDValidate(b *testing.B) {
-	ids := &sessionIDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
+	ids := signedIDs([][]byte{testKey('a')}, newEndedSet(10))
 	id := ids.Generate()
 	for b.Loop() {
 		if _, err := ids.Validate(id); err != nil {
@@ -177,7 +177,7 @@ func TestForgedSessionIDsAreUnknown(t *testing.T) {
 	if status, body := callWith(t, g.URL, id); status != http.StatusOK || !strings.Contains(body, `\"n\":`) {
 		t.Fatalf("the issued id: %d %q", status, body)
 	}
-	reSigned := (&sessionIDs{keys: [][]byte{testKey('z')}}).Generate()
+	reSigned := signedIDs([][]byte{testKey('z')}, nil).Generate()
 	_, unknownBody := callWith(t, g.URL, "garbage")
 	before := directCount()
 	for name, forged := range map[string]string{

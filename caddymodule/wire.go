@@ -113,30 +113,21 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 // unknown tool is marked failed at once: mcp-go will answer it with -32602,
 // which the writer turns into -32601.
 func (h *Handler) inspectCall(body []byte, r *http.Request) *callState {
-	var msg struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-		Params  struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-			Meta      json.RawMessage `json:"_meta"`
-		} `json:"params"`
+	var msg callMessage[map[string]any]
+	argsOK := decodeCall(body, &msg) // one pass when the arguments are an object, as they are for nearly every call
+	if !argsOK {
+		var raw callMessage[json.RawMessage]
+		if json.Unmarshal(body, &raw) != nil {
+			return nil
+		}
+		msg.JSONRPC, msg.ID, msg.Method, msg.Params.Name, msg.Params.Meta = raw.JSONRPC, raw.ID, raw.Method, raw.Params.Name, raw.Params.Meta
+		argsOK = len(raw.Params.Arguments) == 0 || string(raw.Params.Arguments) == "null"
 	}
-	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" || len(msg.ID) == 0 {
+	if msg.Method != "tools/call" || len(msg.ID) == 0 {
 		return nil
 	}
-	st := &callState{name: msg.Params.Name, header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS, rawID: msg.ID}
+	st := &callState{name: msg.Params.Name, header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS, rawID: msg.ID, args: msg.Params.Arguments}
 	_ = json.Unmarshal(msg.ID, &st.id)
-	argsOK := len(msg.Params.Arguments) == 0 || string(msg.Params.Arguments) == "null"
-	if !argsOK {
-		dec := json.NewDecoder(bytes.NewReader(msg.Params.Arguments))
-		dec.UseNumber()
-		var args map[string]any
-		if dec.Decode(&args) == nil && args != nil {
-			st.args, argsOK = args, true
-		}
-	}
 	_, idIsString := st.id.(string)
 	_, idIsNumber := st.id.(float64)
 	// _meta (progress tokens, the 2026-07-28 protocol fields) and anything
@@ -148,6 +139,33 @@ func (h *Handler) inspectCall(body []byte, r *http.Request) *callState {
 		h.recordUnknownTool(r.Context(), st)
 	}
 	return st
+}
+
+// callMessage is a JSON-RPC request as inspectCall reads it; A is how its
+// arguments are read.
+type callMessage[A any] struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  struct {
+		Name      string          `json:"name"`
+		Arguments A               `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
+	} `json:"params"`
+}
+
+// decodeCall reads body into msg, numbers in the arguments as
+// json.Number, and reports whether body is one JSON value whose arguments
+// are an object, null or absent. Otherwise inspectCall reads it again.
+func decodeCall(body []byte, msg *callMessage[map[string]any]) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if dec.Decode(msg) != nil {
+		return false
+	}
+	// Decode stops after the first value; json.Unmarshal, like mcp-go,
+	// refuses anything after it.
+	return len(bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n")) == 0
 }
 
 // mcpWriter is the response writer mcp-go gets. It implements http.Flusher
