@@ -157,4 +157,3 @@ func openLoop(ctx context.Context, sessions []*session, rate float64, d time.Dur
 	wg.Wait()
 	return o
 }
-
