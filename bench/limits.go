@@ -149,13 +149,19 @@ func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duratio
 		clients, limitRounds, d/limitRounds, rows, hot, len(body), runtime.GOMAXPROCS(0), loadAverage())
 	for round := range limitRounds {
 		for _, c := range cases {
-			if round == 0 && cpuProfile != "" {
-				f, err := os.Create(cpuProfile + "." + strings.ReplaceAll(c.name, " ", "-"))
+			profile := round == 0 && cpuProfile != ""
+			prefix := cpuProfile + "." + strings.ReplaceAll(c.name, " ", "-")
+			if profile {
+				f, err := os.Create(prefix)
 				check(err)
 				check(pprof.StartCPUProfile(f))
+				writeAllocs(prefix + ".allocs-before")
 			}
 			st, cs := driveCost(clients, d/limitRounds, c.call)
-			pprof.StopCPUProfile()
+			if profile {
+				pprof.StopCPUProfile()
+				writeAllocs(prefix + ".allocs-after")
+			}
 			c.rps = append(c.rps, st.rps())
 			c.lat.merge(st)
 			c.cost.calls += cs.calls
@@ -192,6 +198,15 @@ func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duratio
 		verdict = "NOT met"
 	}
 	fmt.Printf("  %-28s %s  (target < 100ms: %s)\n", "worst gateway call", worst.Round(time.Microsecond), verdict)
+}
+
+// writeAllocs writes the allocation profile so far: the scenario's own
+// allocations are `go tool pprof -base <before> <after>`.
+func writeAllocs(path string) {
+	f, err := os.Create(path)
+	check(err)
+	defer f.Close()
+	check(pprof.Lookup("allocs").WriteTo(f, 0))
 }
 
 // postRespondBody posts body to url and returns the answer.
