@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"hash"
 	"net/http"
 	"strings"
 	"sync"
@@ -63,6 +64,11 @@ var endedSessions = newEndedSet(maxEndedSessions)
 type sessionIDs struct {
 	keys  [][]byte
 	ended *endedSet
+	// macs[i] holds HMACs keyed with keys[i]. Keying one hashes the key
+	// into two SHA-256 blocks; every request with a session verifies its id,
+	// so that is done once per pooled MAC instead of once per request.
+	macsOnce sync.Once
+	macs     []sync.Pool
 }
 
 func newSessionIDs(keys [][]byte) *sessionIDs {
@@ -74,11 +80,22 @@ func newSessionIDs(keys [][]byte) *sessionIDs {
 
 var b64 = base64.RawURLEncoding
 
-func sessionTag(key, nonce []byte) []byte {
-	mac := hmac.New(sha256.New, key)
+// tag is the first sessionTagLen bytes of HMAC-SHA256(keys[i],
+// sessionIDContext || nonce).
+func (s *sessionIDs) tag(i int, nonce []byte) []byte {
+	s.macsOnce.Do(func() {
+		s.macs = make([]sync.Pool, len(s.keys))
+		for i, k := range s.keys {
+			s.macs[i].New = func() any { return hmac.New(sha256.New, k) }
+		}
+	})
+	mac := s.macs[i].Get().(hash.Hash)
+	mac.Reset() // back to the keyed state
 	mac.Write([]byte(sessionIDContext))
 	mac.Write(nonce)
-	return mac.Sum(nil)[:sessionTagLen]
+	t := mac.Sum(make([]byte, 0, sha256.Size))[:sessionTagLen]
+	s.macs[i].Put(mac)
+	return t
 }
 
 // Generate returns a new signed id.
@@ -87,7 +104,7 @@ func (s *sessionIDs) Generate() string {
 	if _, err := rand.Read(nonce); err != nil {
 		panic("edgemcp: no randomness for a session id: " + err.Error())
 	}
-	return sessionIDPrefix + b64.EncodeToString(nonce) + "." + b64.EncodeToString(sessionTag(s.keys[0], nonce))
+	return sessionIDPrefix + b64.EncodeToString(nonce) + "." + b64.EncodeToString(s.tag(0, nonce))
 }
 
 // verify reports whether id was signed by one of the keys. Every key is
@@ -107,8 +124,8 @@ func (s *sessionIDs) verify(id string) bool {
 		return false
 	}
 	valid := false
-	for _, k := range s.keys {
-		if hmac.Equal(tag, sessionTag(k, nonce)) {
+	for i := range s.keys {
+		if hmac.Equal(tag, s.tag(i, nonce)) {
 			valid = true
 		}
 	}

@@ -1,10 +1,14 @@
 package caddymodule
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -235,4 +239,32 @@ func TestSessionKeyShared(t *testing.T) {
 	if status, body := callWith(t, url(0), id); status != http.StatusNotFound || !strings.Contains(body, "terminated") {
 		t.Errorf("after DELETE: %d %q, want 404 Session terminated", status, body)
 	}
+}
+
+// TestSessionTagPooledMACs: tags from the pooled, once-keyed MACs are the
+// HMAC of the id's definition, for every key, however often and however
+// concurrently a MAC is reused.
+func TestSessionTagPooledMACs(t *testing.T) {
+	ids := &sessionIDs{keys: [][]byte{testKey('a'), testKey('b')}}
+	want := func(key, nonce []byte) []byte {
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte(sessionIDContext))
+		mac.Write(nonce)
+		return mac.Sum(nil)[:sessionTagLen]
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for n := range 200 {
+				nonce := []byte(fmt.Sprintf("nonce %02d %04d...", g, n))[:sessionNonceLen]
+				for i, k := range ids.keys {
+					if got := ids.tag(i, nonce); !bytes.Equal(got, want(k, nonce)) {
+						t.Errorf("key %d, nonce %q: tag %x, want %x", i, nonce, got, want(k, nonce))
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
