@@ -164,10 +164,7 @@ func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duratio
 			}
 			c.rps = append(c.rps, st.rps())
 			c.lat.merge(st)
-			c.cost.calls += cs.calls
-			c.cost.cpu += cs.cpu
-			c.cost.mallocs += cs.mallocs
-			c.cost.syscalls += cs.syscalls
+			c.cost.merge(cs)
 		}
 	}
 	for _, c := range cases {
