@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The limits scenario (-scenario limits): every target of the performance
@@ -106,11 +105,7 @@ func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duratio
 		fmt.Printf("warning: respond's body (%d bytes) differs from the tool's answer (%d bytes)\n", len(got), len(body))
 	}
 
-	cfg, err := pgxpool.ParseConfig(dsn)
-	check(err)
-	cfg.MaxConns = int32(clients)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	check(err)
+	pool := openPool(ctx, dsn, clients)
 	defer pool.Close()
 
 	sessions := make([]*session, clients)
@@ -128,14 +123,7 @@ func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duratio
 		{name: "caddy respond", call: func(r *rand.Rand) error {
 			return postRespond(ctx, client, base+"/respond", callBody(r.Int64(), anyID(r)))
 		}},
-		{name: "direct pgx loop", call: func(r *rand.Rand) error {
-			var (
-				id          int64
-				name, email string
-				created     time.Time
-			)
-			return pool.QueryRow(ctx, query, anyID(r)).Scan(&id, &name, &email, &created)
-		}},
+		{name: "direct pgx loop", call: func(r *rand.Rand) error { return lookupUser(ctx, pool, anyID(r)) }},
 		{name: "DB tool", call: byID("get-user", anyID)},
 		{name: "DB tool read_only", call: byID("get-user-ro", anyID)},
 		// drive's warm-up fills the cache with the hot keys.

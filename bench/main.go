@@ -204,20 +204,31 @@ func loadSite(port int, site string) string {
 
 // runRaw is the baseline: the same query straight through pgx.
 func runRaw(ctx context.Context, dsn string, clients int, d time.Duration, rows int) *stats {
-	cfg, err := pgxpool.ParseConfig(dsn)
-	check(err)
-	cfg.MaxConns = int32(clients)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	check(err)
+	pool := openPool(ctx, dsn, clients)
 	defer pool.Close()
 	return drive(clients, d, func(r *rand.Rand) error {
-		var (
-			id          int64
-			name, email string
-			created     time.Time
-		)
-		return pool.QueryRow(ctx, query, r.Int64N(int64(rows))+1).Scan(&id, &name, &email, &created)
+		return lookupUser(ctx, pool, r.Int64N(int64(rows))+1)
 	})
+}
+
+// openPool opens a pgx pool of conns connections.
+func openPool(ctx context.Context, dsn string, conns int) *pgxpool.Pool {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	check(err)
+	cfg.MaxConns = int32(conns)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	check(err)
+	return pool
+}
+
+// lookupUser is the tool's query run directly, its row scanned.
+func lookupUser(ctx context.Context, pool *pgxpool.Pool, user int64) error {
+	var (
+		id          int64
+		name, email string
+		created     time.Time
+	)
+	return pool.QueryRow(ctx, query, user).Scan(&id, &name, &email, &created)
 }
 
 // runGateway drives one MCP session per client. Each session is opened with
