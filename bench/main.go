@@ -10,6 +10,9 @@
 //	go run ./bench -scenario soak -duration 5m  (soak.go)
 //	go run ./bench -scenario terminate -clients 16 -duration 15s  (terminate.go)
 //	go run ./bench -scenario sessions -sessions 10000 -max_sessions 1000  (sessions.go)
+//	go run ./bench -scenario limits -clients 32 -duration 9s  (limits.go)
+//	go run ./bench -scenario scale|overload -duration 3s  (scale.go)
+//	go run ./bench -scenario bigtools|bigresult -duration 3s  (bigtools.go)
 //
 // The gateway runs in this process (caddy.Load of a Caddyfile, as
 // `caddy run` does) unless -url points at a running one.
@@ -47,7 +50,7 @@ func main() {
 	url := flag.String("url", "", "measure a running gateway's get-user tool instead of starting one")
 	version := flag.String("protocol", "2025-11-25", "MCP protocol version the sessions negotiate")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the gateway phase to this file")
-	scenario := flag.String("scenario", "db", "db: gateway vs direct pgx; cache: cache hits vs Caddy's respond (cachehit.go); openapi: an OpenAPI tool vs Caddy's reverse_proxy; openapi-spec: a large document as a source; openapi-cache: cached OpenAPI tool vs Caddy's respond (openapi.go); mcp: an upstream MCP tool through an MCP source vs called directly (mcpproxy.go); sessions: memory per idle session (sessions.go); terminate: the DB tool while its backends are terminated (terminate.go); soak: mixed tools for -duration, fails if goroutines, heap, files or connections grow (soak.go)")
+	scenario := flag.String("scenario", "db", "db: gateway vs direct pgx; cache: cache hits vs Caddy's respond (cachehit.go); openapi: an OpenAPI tool vs Caddy's reverse_proxy; openapi-spec: a large document as a source; openapi-cache: cached OpenAPI tool vs Caddy's respond (openapi.go); mcp: an upstream MCP tool through an MCP source vs called directly (mcpproxy.go); sessions: memory per idle session (sessions.go); limits: every scenario against its limit in one run, with CPU, allocations and syscalls per call (limits.go); scale: the DB tool from 1 to 256 clients; overload: the DB tool at twice its capacity, open loop (scale.go); bigtools: tools/list of 10,000 tools; bigresult: 10,000-row results (bigtools.go); terminate: the DB tool while its backends are terminated (terminate.go); soak: mixed tools for -duration, fails if goroutines, heap, files or connections grow (soak.go)")
 	sessions := flag.Int("sessions", 10000, "sessions scenario: idle sessions to open")
 	maxSessions := flag.Int("max_sessions", 1000, "sessions scenario: the bound of the second run")
 	spec := flag.String("spec", defaultSpec(), "openapi-spec scenario: the document to load")
@@ -73,6 +76,9 @@ func main() {
 		runSessionsBench(ctx, *sessions, *maxSessions, *version)
 		return
 	}
+	if *scenario == "bigresult" {
+		*rows = max(*rows, 10001) // one call over max_rows
+	}
 	db, err := pgxpool.New(ctx, *dsn)
 	check(err)
 	check(setup(ctx, db, *rows))
@@ -89,6 +95,23 @@ func main() {
 	}
 	if *scenario == "cache" {
 		runCacheBench(ctx, *dsn, *clients, *duration, min(*hot, *rows), *version, *cpuProfile)
+		return
+	}
+	switch *scenario {
+	case "scale":
+		runScaleBench(ctx, *dsn, *duration, *rows, *version)
+		return
+	case "overload":
+		runOverloadBench(ctx, *dsn, *duration, *rows, *version)
+		return
+	case "bigtools":
+		runBigToolsBench(ctx, *dsn, *duration, *version)
+		return
+	case "bigresult":
+		runBigResultBench(ctx, *dsn, *duration, *rows, *version)
+		return
+	case "limits":
+		runLimitsBench(ctx, *dsn, *clients, *duration, *rows, min(*hot, *rows), *version, *cpuProfile)
 		return
 	}
 	if *scripts {
@@ -181,20 +204,31 @@ func loadSite(port int, site string) string {
 
 // runRaw is the baseline: the same query straight through pgx.
 func runRaw(ctx context.Context, dsn string, clients int, d time.Duration, rows int) *stats {
-	cfg, err := pgxpool.ParseConfig(dsn)
-	check(err)
-	cfg.MaxConns = int32(clients)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	check(err)
+	pool := openPool(ctx, dsn, clients)
 	defer pool.Close()
 	return drive(clients, d, func(r *rand.Rand) error {
-		var (
-			id          int64
-			name, email string
-			created     time.Time
-		)
-		return pool.QueryRow(ctx, query, r.Int64N(int64(rows))+1).Scan(&id, &name, &email, &created)
+		return lookupUser(ctx, pool, r.Int64N(int64(rows))+1)
 	})
+}
+
+// openPool opens a pgx pool of conns connections.
+func openPool(ctx context.Context, dsn string, conns int) *pgxpool.Pool {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	check(err)
+	cfg.MaxConns = int32(conns)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	check(err)
+	return pool
+}
+
+// lookupUser is the tool's query run directly, its row scanned.
+func lookupUser(ctx context.Context, pool *pgxpool.Pool, user int64) error {
+	var (
+		id          int64
+		name, email string
+		created     time.Time
+	)
+	return pool.QueryRow(ctx, query, user).Scan(&id, &name, &email, &created)
 }
 
 // runGateway drives one MCP session per client. Each session is opened with

@@ -32,13 +32,8 @@ var benchScripts = map[string]string{
 }
 
 func runScriptBench(ctx context.Context, dsn string, clients int, d time.Duration, rows int, version string) {
-	dir, err := os.MkdirTemp("", "edgemcp-bench-scripts")
-	check(err)
+	dir := writeScripts(benchScripts)
 	defer os.RemoveAll(dir)
-	for name, src := range benchScripts {
-		check(os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755))
-		check(os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644))
-	}
 	url := startScriptGateway(dsn, dir, clients)
 	defer caddy.Stop()
 	fmt.Printf("edgemcp script bench: %d clients, %s per scenario, %d rows, GOMAXPROCS=%d\n", clients, d, rows, runtime.GOMAXPROCS(0))
@@ -70,6 +65,18 @@ func runScriptBench(ctx context.Context, dsn string, clients int, d time.Duratio
 		(mapped.pct(0.5) - plain.pct(0.5)).Round(time.Microsecond))
 
 	inProcessMappers(ctx, dir, d)
+}
+
+// writeScripts writes files (path under the directory: source) to a new
+// temporary scripts_dir and returns it.
+func writeScripts(files map[string]string) string {
+	dir, err := os.MkdirTemp("", "edgemcp-bench-scripts")
+	check(err)
+	for name, src := range files {
+		check(os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755))
+		check(os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644))
+	}
+	return dir
 }
 
 // inProcessMappers times input + output mapper per call on one goroutine,

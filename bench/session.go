@@ -18,7 +18,7 @@ type session struct {
 	seq              atomic.Int64
 }
 
-var transport = &http.Transport{MaxIdleConnsPerHost: 256}
+var transport = &http.Transport{MaxIdleConnsPerHost: overloadCap}
 
 func openSession(ctx context.Context, url, version string) (*session, error) {
 	s := &session{url: url, version: version, client: &http.Client{Transport: transport}}

@@ -18,14 +18,6 @@ import (
 //
 //	go run ./bench -scenario sessions -sessions 10000 -max_sessions 1000
 func runSessionsBench(ctx context.Context, n, bound int, version string) {
-	heap := func() uint64 {
-		transport.CloseIdleConnections()
-		runtime.GC()
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapInuse
-	}
 	fmt.Printf("edgemcp sessions bench: %d idle sessions (protocol %s), GOMAXPROCS=%d\n", n, version, runtime.GOMAXPROCS(0))
 	defer caddy.Stop()
 	for _, limit := range []int{0, bound} {
@@ -34,7 +26,7 @@ func runSessionsBench(ctx context.Context, n, bound int, version string) {
 			directive = fmt.Sprintf("\t\tmax_sessions %d\n", limit)
 		}
 		base := loadSite(freePort(), "\tmcp /mcp {\n"+directive+"\t}")
-		before := heap()
+		before := heapInUse()
 		var opened, failed atomic.Int64
 		var wg sync.WaitGroup
 		next := make(chan struct{})
@@ -58,7 +50,7 @@ func runSessionsBench(ctx context.Context, n, bound int, version string) {
 			})
 		}
 		wg.Wait()
-		after := heap()
+		after := heapInUse()
 		per := float64(int64(after)-int64(before)) / float64(opened.Load())
 		name := "unbounded"
 		if limit > 0 {

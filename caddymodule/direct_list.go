@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
@@ -21,8 +22,11 @@ import (
 // encoded tools the caller may see, in mcp-go's order, between the same
 // framing. It applies under the conditions of a direct tools/call (a
 // session on a protocol version with sessions, a JSON request and answer)
-// and only without params (no cursor, no _meta): the first page; anything
-// else (later pages included) goes to mcp-go. The tests compare the bytes of both paths.
+// and only without params but a cursor (no _meta): any page; anything
+// else goes to mcp-go. Before later pages were answered here, listing
+// 10,000 tools to the end took mcp-go over a second (it sorts and copies
+// every tool for each of the 20 pages). The tests compare the bytes of
+// both paths.
 
 // encodedTools is a version's tools/list entries, encoded once.
 type encodedTools struct {
@@ -47,6 +51,32 @@ func (e *encodedTools) build(engine *pipeline.Engine) {
 // or a string of characters JSON encoding leaves alone.
 var plainIDs = regexp.MustCompile(`^(-?[0-9]{1,15}|"[A-Za-z0-9 _.:-]{0,64}")$`)
 
+// listCursor reads the params of a tools/list the direct path answers:
+// none, or only a cursor mcp-go would read (base64 of the last name of
+// the previous page). after is nil for the first page.
+func listCursor(params map[string]json.RawMessage) (after *string, ok bool) {
+	if len(params) == 0 {
+		return nil, true
+	}
+	raw, ok := params["cursor"]
+	if !ok || len(params) != 1 {
+		return nil, false
+	}
+	var cursor string
+	if json.Unmarshal(raw, &cursor) != nil {
+		return nil, false
+	}
+	if cursor == "" {
+		return nil, true // mcp-go: the first page
+	}
+	name, err := base64.StdEncoding.DecodeString(cursor)
+	if err != nil {
+		return nil, false // mcp-go's invalid params error
+	}
+	s := string(name)
+	return &s, true
+}
+
 // answerListDirectly serves a plain tools/list and reports whether it did.
 func (h *Handler) answerListDirectly(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	if !bytes.Contains(body, []byte(`"tools/list"`)) {
@@ -59,7 +89,11 @@ func (h *Handler) answerListDirectly(w http.ResponseWriter, r *http.Request, bod
 		Params  map[string]json.RawMessage `json:"params"`
 	}
 	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/list" || msg.JSONRPC != "2.0" ||
-		!plainIDs.Match(msg.ID) || len(msg.Params) != 0 {
+		!plainIDs.Match(msg.ID) {
+		return false
+	}
+	after, ok := listCursor(msg.Params)
+	if !ok {
 		return false
 	}
 	if !h.directSession(r) {
@@ -74,13 +108,19 @@ func (h *Handler) answerListDirectly(w http.ResponseWriter, r *http.Request, bod
 	if list.err != nil {
 		return false
 	}
-	// The first page, as mcp-go's listByPagination cuts it: the caller's
-	// visible tools in name order, at most toolsPageSize, and a nextCursor
-	// (the last name, base64) whenever the page is full.
-	page := make([]int, 0, min(len(list.tools), toolsPageSize))
+	// The page, as mcp-go's listByPagination cuts it: the caller's visible
+	// tools in name order whose name sorts after the cursor's, at most
+	// toolsPageSize, and a nextCursor (the last name, base64) whenever the
+	// page is full.
+	start := 0
+	if after != nil {
+		start = sort.Search(len(list.tools), func(i int) bool { return list.tools[i].Name > *after })
+	}
+	page := make([]int, 0, min(len(list.tools)-start, toolsPageSize))
 	size := 64
 	filter := len(h.providers) > 0 // toolFilter: only auth hides a tool
-	for i, t := range list.tools {
+	for i := start; i < len(list.tools); i++ {
+		t := list.tools[i]
 		if len(page) == toolsPageSize {
 			break
 		}

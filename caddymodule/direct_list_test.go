@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -93,7 +94,8 @@ func TestDirectToolsListDeclines(t *testing.T) {
 		{"no protocol header", list, map[string]string{"Mcp-Protocol-Version": ""}, false},
 		{"event stream only", list, map[string]string{"Accept": "text/event-stream"}, false},
 		{"not JSON", list, map[string]string{"Content-Type": "text/plain"}, true},
-		{"cursor", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"bm90IGEgbmFtZQ=="}}`, nil, false},
+		{"cursor and _meta", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"bm90IGEgbmFtZQ==","_meta":{}}}`, nil, false},
+		{"cursor not a string", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":7}}`, nil, true},
 		{"bad cursor", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"%%%"}}`, nil, true},
 		{"_meta", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":"p"}}}`, nil, false},
 		{"float id", `{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}`, nil, false},
@@ -114,8 +116,9 @@ func TestDirectToolsListDeclines(t *testing.T) {
 
 // TestDirectToolsListLargeSpec: the same bytes for a 1,200-tool source,
 // whose descriptions hold what JSON encoding escapes, listed in pages: the
-// direct path answers the first (with mcp-go's nextCursor), mcp-go the
-// rest.
+// direct path answers every page, following its own nextCursor, with the
+// bytes mcp-go writes for the same cursor (asked with _meta); a cursor
+// past the last tool or between two names too.
 func TestDirectToolsListLargeSpec(t *testing.T) {
 	g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
@@ -133,5 +136,36 @@ func TestDirectToolsListLargeSpec(t *testing.T) {
 	}
 	if err := json.Unmarshal(r.Result, &page); err != nil || len(page.Tools) != toolsPageSize || page.NextCursor == "" {
 		t.Fatalf("first page: %d tools, cursor %q (%v), want %d and a cursor", len(page.Tools), page.NextCursor, err, toolsPageSize)
+	}
+	cursors := []string{
+		base64.StdEncoding.EncodeToString([]byte("getItem5")),  // between two names
+		base64.StdEncoding.EncodeToString([]byte("zzz")),       // past the last
+		base64.StdEncoding.EncodeToString([]byte("getItem99")), // a name
+		"",
+	}
+	listed := 0
+	for cursor := page.NextCursor; cursor != ""; {
+		cursors = append(cursors, cursor)
+		before := directListCount()
+		r, _ := s.post(t, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"`+cursor+`"}}`)
+		if directListCount() != before+1 {
+			t.Fatalf("cursor %q: not answered by the direct path", cursor)
+		}
+		page.NextCursor = ""
+		if err := json.Unmarshal(r.Result, &page); err != nil {
+			t.Fatal(err)
+		}
+		listed += len(page.Tools)
+		cursor = page.NextCursor
+	}
+	if listed != 1200-toolsPageSize {
+		t.Errorf("the later pages listed %d tools, want %d", listed, 1200-toolsPageSize)
+	}
+	for _, cursor := range cursors {
+		direct, _ := s.post(t, `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"`+cursor+`"}}`)
+		viaMCPGo, _ := s.post(t, `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"`+cursor+`","_meta":{}}}`)
+		if direct.Status != 200 || !bytes.Equal(direct.Result, viaMCPGo.Result) {
+			t.Errorf("cursor %q:\n direct %d %.300s\n mcp-go %d %.300s", cursor, direct.Status, direct.Result, viaMCPGo.Status, viaMCPGo.Result)
+		}
 	}
 }

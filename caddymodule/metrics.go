@@ -92,6 +92,17 @@ type toolMetrics struct {
 	ok       prometheus.Counter
 	duration prometheus.Observer
 	stages   sync.Map // stage label → prometheus.Observer, made on first use
+	outbound sync.Map // system → prometheus.Observer, made on first use
+	caches   sync.Map // cache result → prometheus.Counter, made on first use
+}
+
+// series returns the series stored under key in m, made by mk on first use.
+func series[T any](m *sync.Map, key string, mk func() T) T {
+	if o, ok := m.Load(key); ok {
+		return o.(T)
+	}
+	o, _ := m.LoadOrStore(key, mk())
+	return o.(T)
 }
 
 func newToolMetrics(tool string) *toolMetrics {
@@ -105,11 +116,12 @@ func newToolMetrics(tool string) *toolMetrics {
 // stage is the histogram of one stage. Series appear on first use, so a
 // tool shows only the stages it has.
 func (m *toolMetrics) stage(label string) prometheus.Observer {
-	if o, ok := m.stages.Load(label); ok {
-		return o.(prometheus.Observer)
-	}
-	o, _ := m.stages.LoadOrStore(label, stageDuration.WithLabelValues(m.tool, label))
-	return o.(prometheus.Observer)
+	return series(&m.stages, label, func() prometheus.Observer { return stageDuration.WithLabelValues(m.tool, label) })
+}
+
+// outboundCalls is the histogram of the tool's outbound calls to system.
+func (m *toolMetrics) outboundCalls(system string) prometheus.Observer {
+	return series(&m.outbound, system, func() prometheus.Observer { return outboundDuration.WithLabelValues(m.tool, system) })
 }
 
 // done counts a finished call.
@@ -122,6 +134,6 @@ func (m *toolMetrics) done(d time.Duration, perr *pipeline.Error, cache string) 
 	}
 	switch cache {
 	case "hit", "miss", "stale":
-		cacheRequests.WithLabelValues(m.tool, cache).Inc()
+		series(&m.caches, cache, func() prometheus.Counter { return cacheRequests.WithLabelValues(m.tool, cache) }).Inc()
 	}
 }

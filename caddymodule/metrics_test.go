@@ -126,6 +126,7 @@ func TestMetricsAcrossReload(t *testing.T) {
 			description "Counts users"
 			use obsdb
 			statement "SELECT count(*) AS n FROM obs_telemetry.users"
+			cache 1m
 		}`)); err != nil {
 		t.Fatalf("reload: %v", err)
 	}
@@ -133,6 +134,7 @@ func TestMetricsAcrossReload(t *testing.T) {
 	raw = g.rawSession(t, "2025-06-18")
 	raw.call(t, "obs-find", map[string]any{"email": secretInput}).tool(t)
 	raw.call(t, "obs-count", nil).tool(t)
+	raw.call(t, "obs-count", nil).tool(t) // from the cache
 	reloaded := scrape(t, admin)
 	if got := delta(reloaded, before, okFind); got != 4 {
 		t.Errorf("after the reload %s went up by %v in all, want 4 (no reset, no double count)", okFind, got)
@@ -140,8 +142,16 @@ func TestMetricsAcrossReload(t *testing.T) {
 	if got := delta(reloaded, after, findCount); got != 1 {
 		t.Errorf("after the reload %s went up by %v, want 1", findCount, got)
 	}
-	if got := delta(reloaded, after, `edgemcp_tool_calls_total{code="0",outcome="ok",tool="obs-count"}`); got != 1 {
-		t.Errorf("the new tool's call is not counted")
+	for series, want := range map[string]float64{
+		`edgemcp_tool_calls_total{code="0",outcome="ok",tool="obs-count"}`:            2,
+		`edgemcp_cache_requests_total{result="miss",tool="obs-count"}`:                1,
+		`edgemcp_cache_requests_total{result="hit",tool="obs-count"}`:                 1,
+		`edgemcp_outbound_duration_seconds_count{system="postgres",tool="obs-count"}`: 1,
+		`edgemcp_outbound_duration_seconds_count{system="postgres",tool="obs-find"}`:  4,
+	} {
+		if got := delta(reloaded, before, series); got != want {
+			t.Errorf("after the reload %s went up by %v, want %v", series, got, want)
+		}
 	}
 	if reloaded[poolMax] != 3 {
 		t.Errorf("pool gauge after the reload: %v", reloaded[poolMax])

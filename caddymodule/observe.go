@@ -169,7 +169,7 @@ func (rec *callRecord) Stage(ctx context.Context, call *pipeline.Call, stage pip
 // a client span. Its text holds placeholders, never values.
 func (rec *callRecord) Query(ctx context.Context, _ *pipeline.Call, q pipeline.QueryInfo) (context.Context, func(error)) {
 	start := time.Now()
-	hist := outboundDuration.WithLabelValues(rec.tool.name, q.System)
+	hist := rec.tool.metrics.outboundCalls(q.System)
 	if rec.tracer == nil {
 		return ctx, func(error) { hist.Observe(time.Since(start).Seconds()) }
 	}

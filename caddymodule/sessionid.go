@@ -63,39 +63,39 @@ var endedSessions = newEndedSet(maxEndedSessions)
 // rotation is rolled out).
 type sessionIDs struct {
 	keys  [][]byte
-	macs  []*sync.Pool // per key, of HMACs keyed with it: every request verifies its id
 	ended *endedSet
+	// macs[i] holds HMACs keyed with keys[i]. Keying one hashes the key
+	// into two SHA-256 blocks; every request with a session verifies its id,
+	// so that is done once per pooled MAC instead of once per request.
+	macsOnce sync.Once
+	macs     []sync.Pool
 }
 
 func newSessionIDs(keys [][]byte) *sessionIDs {
 	if len(keys) == 0 {
 		keys = [][]byte{processSessionKey()}
 	}
-	return signedIDs(keys, endedSessions)
-}
-
-// signedIDs signs with keys[0], verifies with every key, and remembers
-// ended ids in ended.
-func signedIDs(keys [][]byte, ended *endedSet) *sessionIDs {
-	s := &sessionIDs{keys: keys, ended: ended}
-	for _, k := range keys {
-		s.macs = append(s.macs, &sync.Pool{New: func() any { return hmac.New(sha256.New, k) }})
-	}
-	return s
+	return &sessionIDs{keys: keys, ended: endedSessions}
 }
 
 var b64 = base64.RawURLEncoding
 
-// sessionTag signs nonce with the key whose HMACs macs holds (an HMAC
-// reset keeps its key: taking one from the pool skips hashing the key).
-func sessionTag(macs *sync.Pool, nonce []byte) []byte {
-	mac := macs.Get().(hash.Hash)
-	mac.Reset()
+// tag is the first sessionTagLen bytes of HMAC-SHA256(keys[i],
+// sessionIDContext || nonce).
+func (s *sessionIDs) tag(i int, nonce []byte) []byte {
+	s.macsOnce.Do(func() {
+		s.macs = make([]sync.Pool, len(s.keys))
+		for i, k := range s.keys {
+			s.macs[i].New = func() any { return hmac.New(sha256.New, k) }
+		}
+	})
+	mac := s.macs[i].Get().(hash.Hash)
+	mac.Reset() // back to the keyed state
 	mac.Write([]byte(sessionIDContext))
 	mac.Write(nonce)
-	tag := mac.Sum(nil)[:sessionTagLen]
-	macs.Put(mac)
-	return tag
+	t := mac.Sum(make([]byte, 0, sha256.Size))[:sessionTagLen]
+	s.macs[i].Put(mac)
+	return t
 }
 
 // Generate returns a new signed id.
@@ -104,7 +104,7 @@ func (s *sessionIDs) Generate() string {
 	if _, err := rand.Read(nonce); err != nil {
 		panic("edgemcp: no randomness for a session id: " + err.Error())
 	}
-	return sessionIDPrefix + b64.EncodeToString(nonce) + "." + b64.EncodeToString(sessionTag(s.macs[0], nonce))
+	return sessionIDPrefix + b64.EncodeToString(nonce) + "." + b64.EncodeToString(s.tag(0, nonce))
 }
 
 // verify reports whether id was signed by one of the keys. Every key is
@@ -124,8 +124,8 @@ func (s *sessionIDs) verify(id string) bool {
 		return false
 	}
 	valid := false
-	for _, macs := range s.macs {
-		if hmac.Equal(tag, sessionTag(macs, nonce)) {
+	for i := range s.keys {
+		if hmac.Equal(tag, s.tag(i, nonce)) {
 			valid = true
 		}
 	}

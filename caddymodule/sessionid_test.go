@@ -1,10 +1,14 @@
 package caddymodule
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -13,7 +17,7 @@ import (
 func testKey(c byte) []byte { return []byte(strings.Repeat(string(c), minSessionKeyLen)) }
 
 func TestSessionIDsVerify(t *testing.T) {
-	ids := signedIDs([][]byte{testKey('a')}, newEndedSet(10))
+	ids := &sessionIDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
 	id := ids.Generate()
 	if terminated, err := ids.Validate(id); err != nil || terminated {
 		t.Fatalf("own id %q: terminated=%v err=%v", id, terminated, err)
@@ -21,7 +25,7 @@ func TestSessionIDsVerify(t *testing.T) {
 	if other := ids.Generate(); other == id {
 		t.Fatal("two ids alike")
 	}
-	reSigned := signedIDs([][]byte{testKey('b')}, nil).Generate()
+	reSigned := (&sessionIDs{keys: [][]byte{testKey('b')}}).Generate()
 	nonce, _, _ := strings.Cut(strings.TrimPrefix(id, sessionIDPrefix), ".")
 	_, otherTag, _ := strings.Cut(strings.TrimPrefix(reSigned, sessionIDPrefix), ".")
 	flipped := []byte(id)
@@ -55,9 +59,9 @@ func TestSessionIDsVerify(t *testing.T) {
 // Rotation: the new key signs, the previous one still verifies; ids of a key
 // no longer listed are refused.
 func TestSessionIDsRotation(t *testing.T) {
-	old := signedIDs([][]byte{testKey('a')}, newEndedSet(10))
-	rotated := signedIDs([][]byte{testKey('b'), testKey('a')}, newEndedSet(10))
-	after := signedIDs([][]byte{testKey('b')}, newEndedSet(10))
+	old := &sessionIDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
+	rotated := &sessionIDs{keys: [][]byte{testKey('b'), testKey('a')}, ended: newEndedSet(10)}
+	after := &sessionIDs{keys: [][]byte{testKey('b')}, ended: newEndedSet(10)}
 	oldID, newID := old.Generate(), rotated.Generate()
 	if _, err := rotated.Validate(oldID); err != nil {
 		t.Errorf("rotated keys refuse an id of the previous key: %v", err)
@@ -74,7 +78,7 @@ func TestSessionIDsRotation(t *testing.T) {
 }
 
 func TestSessionIDsTerminate(t *testing.T) {
-	ids := signedIDs([][]byte{testKey('a')}, newEndedSet(10))
+	ids := &sessionIDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
 	id := ids.Generate()
 	if _, err := ids.Terminate(id); err != nil {
 		t.Fatal(err)
@@ -114,7 +118,7 @@ func TestEndedSetIsBounded(t *testing.T) {
 }
 
 func BenchmarkSessionIDValidate(b *testing.B) {
-	ids := signedIDs([][]byte{testKey('a')}, newEndedSet(10))
+	ids := &sessionIDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
 	id := ids.Generate()
 	for b.Loop() {
 		if _, err := ids.Validate(id); err != nil {
@@ -177,7 +181,7 @@ func TestForgedSessionIDsAreUnknown(t *testing.T) {
 	if status, body := callWith(t, g.URL, id); status != http.StatusOK || !strings.Contains(body, `\"n\":`) {
 		t.Fatalf("the issued id: %d %q", status, body)
 	}
-	reSigned := signedIDs([][]byte{testKey('z')}, nil).Generate()
+	reSigned := (&sessionIDs{keys: [][]byte{testKey('z')}}).Generate()
 	_, unknownBody := callWith(t, g.URL, "garbage")
 	before := directCount()
 	for name, forged := range map[string]string{
@@ -235,4 +239,32 @@ func TestSessionKeyShared(t *testing.T) {
 	if status, body := callWith(t, url(0), id); status != http.StatusNotFound || !strings.Contains(body, "terminated") {
 		t.Errorf("after DELETE: %d %q, want 404 Session terminated", status, body)
 	}
+}
+
+// TestSessionTagPooledMACs: tags from the pooled, once-keyed MACs are the
+// HMAC of the id's definition, for every key, however often and however
+// concurrently a MAC is reused.
+func TestSessionTagPooledMACs(t *testing.T) {
+	ids := &sessionIDs{keys: [][]byte{testKey('a'), testKey('b')}}
+	want := func(key, nonce []byte) []byte {
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte(sessionIDContext))
+		mac.Write(nonce)
+		return mac.Sum(nil)[:sessionTagLen]
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for n := range 200 {
+				nonce := []byte(fmt.Sprintf("nonce %02d %04d...", g, n))[:sessionNonceLen]
+				for i, k := range ids.keys {
+					if got := ids.tag(i, nonce); !bytes.Equal(got, want(k, nonce)) {
+						t.Errorf("key %d, nonce %q: tag %x, want %x", i, nonce, got, want(k, nonce))
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -18,6 +18,7 @@ type Connector struct {
 	maxRows  int
 	ext      extTypes
 	caller   *callerSession // nil unless claims_setting or role_claim (identity.go)
+	verbs    pipelinableMemo
 }
 
 // Close closes the pool, waiting for acquired connections to be released.
@@ -91,13 +92,13 @@ func (c *Connector) attempt(ctx context.Context, conn *pgx.Conn, sql string, arg
 		p := batchPlan{begin: "BEGIN", prelude: c.caller.sql, preArgs: pre, reset: pipelinedReset}
 		if c.readOnly {
 			p.begin, p.reset = "BEGIN READ ONLY", readOnlyReset
-		} else if !pipelinable(sql) {
+		} else if !c.verbs.of(sql) {
 			p.reset = sessionReset
 		}
 		res, err = c.runBatch(ctx, conn, sql, args, p)
 	case c.readOnly:
 		res, err = c.queryPipelined(ctx, conn, sql, args, true)
-	case pipelinable(sql):
+	case c.verbs.of(sql):
 		res, err = c.queryPipelined(ctx, conn, sql, args, false)
 	default:
 		// Not pipelined with the reset: the statement may be one that

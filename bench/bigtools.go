@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+)
+
+// Cost at size. -scenario bigtools: tools/list on a gateway declaring
+// 10,000 tools (the first page, which the direct path answers from entries
+// encoded once, and the whole list following cursors, whose later pages
+// mcp-go builds), and the heap the tools hold. -scenario bigresult: a
+// tool returning 10,000 rows, the largest result max_rows lets through by
+// default; the heap at its peak while calls run, and a call over the
+// limit.
+
+const bigTools = 10000
+
+// heapInUse is the heap in use after a full collection.
+func heapInUse() uint64 {
+	transport.CloseIdleConnections()
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+func runBigToolsBench(ctx context.Context, dsn string, d time.Duration, version string) {
+	port := freePort()
+	url := loadSite(port, "\tmcp /mcp {\n\t}") + "/mcp"
+	defer caddy.Stop()
+	before := heapInUse()
+	var decl strings.Builder
+	for i := range bigTools {
+		fmt.Fprintf(&decl, `		tool get-user-%05d {
+			description "Fetch a user of area %d by id"
+			use main
+			statement "SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id = {{ inputs.id }}"
+			input id int required
+		}
+`, i, i)
+	}
+	start := time.Now()
+	loadSite(port, fmt.Sprintf("\tmcp /mcp {\n\t\tconnector main postgres %s {\n\t\t\tmax_conns 4\n\t\t}\n%s\t}", dsn, decl.String()))
+	load := time.Since(start)
+	transport.CloseIdleConnections()
+	loaded := heapInUse()
+	s, err := openSession(ctx, url, version)
+	check(err)
+	fmt.Printf("edgemcp bigtools bench: %d declared tools loaded in %s; heap in use %.1f → %.1f MiB (%.0f bytes per tool); %s\n",
+		bigTools, load.Round(time.Millisecond), mib(before), mib(loaded), float64(loaded-before)/bigTools, loadAverage())
+
+	var size, pages, listed atomic.Int64
+	first := drive(1, d, func(*rand.Rand) error {
+		b, _, err := s.post(ctx, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		size.Store(int64(len(b)))
+		return err
+	})
+	first.print("tools/list page 1")
+	whole := drive(1, d, func(*rand.Rand) error {
+		n, p, err := listAll(ctx, s)
+		listed.Store(int64(n))
+		pages.Store(int64(p))
+		return err
+	})
+	whole.print("tools/list, all")
+	fmt.Printf("first page %d bytes; the whole list %d tools in %d pages; heap in use after the lists %.1f MiB\n",
+		size.Load(), listed.Load(), pages.Load(), mib(heapInUse()))
+}
+
+// listAll follows nextCursor to the end and returns the tools and pages.
+func listAll(ctx context.Context, s *session) (tools, pages int, err error) {
+	cursor := ""
+	for {
+		params := ""
+		if cursor != "" {
+			params = `,"params":{"cursor":"` + cursor + `"}`
+		}
+		b, _, err := s.post(ctx, `{"jsonrpc":"2.0","id":1,"method":"tools/list"`+params+`}`)
+		if err != nil {
+			return tools, pages, err
+		}
+		var page struct {
+			Result struct {
+				Tools      []json.RawMessage `json:"tools"`
+				NextCursor string            `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(b, &page); err != nil {
+			return tools, pages, fmt.Errorf("tools/list: %v: %.200s", err, b)
+		}
+		tools += len(page.Result.Tools)
+		pages++
+		if cursor = page.Result.NextCursor; cursor == "" {
+			return tools, pages, nil
+		}
+	}
+}
+
+func runBigResultBench(ctx context.Context, dsn string, d time.Duration, rows int, version string) {
+	url := loadSite(freePort(), fmt.Sprintf(`	mcp /mcp {
+		connector main postgres %s {
+			max_conns 8
+		}
+		tool list-users {
+			description "The first n users"
+			use main
+			statement "SELECT id, name, email, created_at FROM edgemcp_bench.users ORDER BY id LIMIT {{ inputs.n }}"
+			input n int required
+		}
+	}`, dsn)) + "/mcp"
+	defer caddy.Stop()
+	fmt.Printf("edgemcp bigresult bench: 10,000-row results (default max_rows 10000), %d rows in the table, %s\n", rows, loadAverage())
+	s, err := openSession(ctx, url, version)
+	check(err)
+	body, _, err := s.post(ctx, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list-users","arguments":{"n":10000}}}`)
+	check(err)
+	fmt.Printf("answer: %d bytes\n", len(body))
+	for _, clients := range []int{1, 8} {
+		sessions := openSessions(ctx, url, version, clients)
+		base := heapInUse()
+		stop := make(chan struct{})
+		peak := make(chan uint64)
+		go func() { peak <- heapPeak(stop) }()
+		st := drive(clients, d, func(r *rand.Rand) error {
+			return sessions[r.IntN(clients)].callTool(ctx, "list-users", `{"n":10000}`)
+		})
+		close(stop)
+		p := <-peak
+		st.print(fmt.Sprintf("%d client(s)", clients))
+		fmt.Printf("  heap: %.1f MiB in use before, peak of live+unswept objects %.1f MiB (%.1f MiB per call in flight)\n",
+			mib(base), mib(p), (mib(p)-mib(base))/float64(clients))
+	}
+	if rows > 10000 {
+		b, _, err := s.post(ctx, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list-users","arguments":{"n":10001}}}`)
+		check(err)
+		if i := bytes.Index(b, []byte(`"message"`)); i >= 0 {
+			b = b[i:]
+		}
+		fmt.Printf("10,001 rows: %.200s\n", b)
+	}
+}
+
+// heapPeak samples the heap's object bytes every millisecond until stop.
+func heapPeak(stop <-chan struct{}) uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak uint64
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return peak
+		case <-t.C:
+			metrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// What a call costs the whole bench process (load generator and gateway,
+// not Postgres): CPU time from getrusage, heap allocations from the
+// runtime, and read/write system calls from /proc/self/io (Go's network
+// I/O is read and write on the sockets; epoll and futex calls are not
+// counted there). Scenarios of one run share the client code, so the
+// differences between them are the server side's. When the Postgres
+// server runs on this machine, its processes' CPU time is counted apart:
+// it shares the cores, and the session reset is work done there.
+
+// costSample is a point in the process's life.
+type costSample struct {
+	cpu      time.Duration
+	mallocs  uint64
+	syscalls int64         // -1: /proc/self/io is not readable
+	postgres time.Duration // -1: no postgres process visible
+}
+
+func sampleCost() costSample {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return costSample{
+		cpu:      time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		mallocs:  m.Mallocs,
+		syscalls: ioSyscalls(),
+		postgres: postgresCPU(),
+	}
+}
+
+// postgresCPU is the CPU time (user and system) of the processes named
+// postgres, from /proc/<pid>/stat, in clock ticks of 10 ms: coarse for
+// one process, fine summed over thousands of calls.
+func postgresCPU() time.Duration {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var ticks int64
+	seen := false
+	for _, p := range dirs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ... utime is field 14, stime 15.
+		open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if open < 0 || end < open || string(b[open+1:end]) != "postgres" {
+			continue
+		}
+		f := strings.Fields(string(b[end+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += u + st
+		seen = true
+	}
+	if !seen {
+		return -1
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+// ioSyscalls is syscr+syscw of /proc/self/io.
+func ioSyscalls() int64 {
+	f, err := os.Open("/proc/self/io")
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	var n int64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ": ")
+		if k == "syscr" || k == "syscw" {
+			x, _ := strconv.ParseInt(v, 10, 64)
+			n += x
+		}
+	}
+	return n
+}
+
+// cost is what the calls of a measured window cost together.
+type cost struct {
+	calls    int
+	cpu      time.Duration
+	mallocs  uint64
+	syscalls int64
+	postgres time.Duration // -1: not measured
+}
+
+// costBetween is what the calls between samples a and b cost.
+func costBetween(a, b costSample, calls int) cost {
+	return cost{
+		calls:    calls,
+		cpu:      b.cpu - a.cpu,
+		mallocs:  b.mallocs - a.mallocs,
+		syscalls: diffKnown(b.syscalls, a.syscalls),
+		postgres: time.Duration(diffKnown(int64(b.postgres), int64(a.postgres))),
+	}
+}
+
+// merge adds another window's cost.
+func (c *cost) merge(o cost) {
+	c.calls += o.calls
+	c.cpu += o.cpu
+	c.mallocs += o.mallocs
+	c.syscalls = sumKnown(c.syscalls, o.syscalls)
+	c.postgres = time.Duration(sumKnown(int64(c.postgres), int64(o.postgres)))
+}
+
+// diffKnown is b-a, -1 (not measured) if either is.
+func diffKnown(b, a int64) int64 {
+	if a < 0 || b < 0 {
+		return -1
+	}
+	return b - a
+}
+
+// sumKnown adds two measures, -1 (not measured) if either is.
+func sumKnown(a, b int64) int64 {
+	if a < 0 || b < 0 {
+		return -1
+	}
+	return a + b
+}
+
+func (c *cost) String() string {
+	if c.calls == 0 {
+		return "no calls"
+	}
+	n := float64(c.calls)
+	s := "CPU " + strconv.FormatFloat(float64(c.cpu.Microseconds())/n, 'f', 1, 64) + " µs/call, " +
+		strconv.FormatFloat(float64(c.mallocs)/n, 'f', 0, 64) + " allocs/call"
+	if c.syscalls >= 0 {
+		s += ", " + strconv.FormatFloat(float64(c.syscalls)/n, 'f', 1, 64) + " read/write syscalls/call"
+	}
+	if c.postgres >= 0 {
+		s += ", Postgres CPU " + strconv.FormatFloat(float64(c.postgres.Microseconds())/n, 'f', 1, 64) + " µs/call"
+	}
+	return s
+}
+
+// driveCost is drive plus the cost of its measured window (after drive's
+// one-second warm-up): the process is sampled when the window opens and
+// when it closes.
+func driveCost(workers int, d time.Duration, fn func(*rand.Rand) error) (*stats, cost) {
+	start := time.Now()
+	samples := make(chan costSample, 2)
+	go func() {
+		time.Sleep(time.Until(start.Add(time.Second)))
+		samples <- sampleCost()
+		time.Sleep(time.Until(start.Add(time.Second + d)))
+		samples <- sampleCost()
+	}()
+	st := drive(workers, d, fn)
+	a, b := <-samples, <-samples
+	return st, costBetween(a, b, len(st.lat)+st.errors)
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+)
+
+// The limits scenario (-scenario limits): every target of the performance
+// issue measured in one run, as ratios to the limits the machine sets at
+// that moment. One Caddy serves Caddy's respond with the very bytes of a
+// DB tool answer, the DB tool on a plain and on a read_only connector, the
+// same tool answering from the result cache, and a JavaScript handler; a
+// pgx pool in the same process runs the tool's query directly. The
+// combined limit is what a call would cost if the gateway added nothing
+// to HTTP (respond) and the query (pgx): 1/(1/respond + 1/pgx). Each
+// scenario runs limitRounds times, alternating, so all share the
+// background load; req/s is the median of the rounds.
+
+const limitRounds = 3
+
+// limitCase is one measured scenario.
+type limitCase struct {
+	name string
+	call func(*rand.Rand) error
+	rps  []float64 // per round
+	lat  stats
+	cost cost
+}
+
+func (c *limitCase) median() float64 {
+	r := slices.Clone(c.rps)
+	slices.Sort(r)
+	return r[len(r)/2]
+}
+
+func loadLimitsGateway(port int, dsn, scriptsDir string, clients int, body []byte) {
+	respond := "respond 200"
+	if body != nil {
+		respond = "respond `" + string(body) + "` 200"
+	}
+	loadSite(port, fmt.Sprintf(`	route /respond {
+		header Content-Type application/json
+		%s
+	}
+	mcp /mcp {
+		scripts_dir %s
+		connector main postgres %s {
+			max_conns %d
+		}
+		connector ro postgres %s {
+			max_conns %d
+			read_only
+		}
+%s		tool get-user-ro {
+			description "Fetch a user by id, read only"
+			use ro
+			statement "SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id = {{ inputs.id }}"
+			input id int required
+		}
+		tool get-user-cached {
+			description "Fetch a user by id, cached"
+			use main
+			statement "SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id = {{ inputs.id }}"
+			input id int required
+			cache 1h
+		}
+		tool hello {
+			description "Say hello"
+			input name string default "world"
+		}
+	}`, respond, scriptsDir, dsn, clients, dsn, clients, getUserTool("")))
+}
+
+func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duration, rows, hot int, version, cpuProfile string) {
+	dir := writeScripts(map[string]string{"hello/handler.js": benchScripts["hello/handler.js"]})
+	defer os.RemoveAll(dir)
+	port := freePort()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+
+	// respond answers with the bytes of a DB tool answer.
+	loadLimitsGateway(port, dsn, dir, clients, nil)
+	probe, err := openSession(ctx, base+"/mcp", version)
+	check(err)
+	body, _, err := probe.post(ctx, callBody(1, 1))
+	check(err)
+	body = bytes.TrimSpace(body)
+	loadLimitsGateway(port, dsn, dir, clients, body)
+	transport.CloseIdleConnections() // the reload closed them
+	defer caddy.Stop()
+	client := &http.Client{Transport: transport}
+	got, err := postRespondBody(ctx, client, base+"/respond", callBody(1, 1))
+	check(err)
+	if !bytes.Equal(got, body) {
+		fmt.Printf("warning: respond's body (%d bytes) differs from the tool's answer (%d bytes)\n", len(got), len(body))
+	}
+
+	pool := openPool(ctx, dsn, clients)
+	defer pool.Close()
+
+	sessions := make([]*session, clients)
+	for i := range sessions {
+		sessions[i], err = openSession(ctx, base+"/mcp", version)
+		check(err)
+	}
+	anyID := func(r *rand.Rand) int64 { return r.Int64N(int64(rows)) + 1 }
+	byID := func(tool string, id func(*rand.Rand) int64) func(*rand.Rand) error {
+		return func(r *rand.Rand) error {
+			return sessions[r.IntN(clients)].callTool(ctx, tool, fmt.Sprintf(`{"id":%d}`, id(r)))
+		}
+	}
+	cases := []*limitCase{
+		{name: "caddy respond", call: func(r *rand.Rand) error {
+			return postRespond(ctx, client, base+"/respond", callBody(r.Int64(), anyID(r)))
+		}},
+		{name: "direct pgx loop", call: func(r *rand.Rand) error { return lookupUser(ctx, pool, anyID(r)) }},
+		{name: "DB tool", call: byID("get-user", anyID)},
+		{name: "DB tool read_only", call: byID("get-user-ro", anyID)},
+		// drive's warm-up fills the cache with the hot keys.
+		{name: "cache hit", call: byID("get-user-cached", func(r *rand.Rand) int64 { return r.Int64N(int64(hot)) + 1 })},
+		{name: "JS handler", call: func(r *rand.Rand) error {
+			return sessions[r.IntN(clients)].callTool(ctx, "hello", `{"name":"Ada"}`)
+		}},
+	}
+
+	fmt.Printf("edgemcp limits bench: %d clients, %d rounds of %s per scenario, %d rows, %d hot keys, %d-byte answer, GOMAXPROCS=%d, %s\n",
+		clients, limitRounds, d/limitRounds, rows, hot, len(body), runtime.GOMAXPROCS(0), loadAverage())
+	for round := range limitRounds {
+		for _, c := range cases {
+			profile := round == 0 && cpuProfile != ""
+			prefix := cpuProfile + "." + strings.ReplaceAll(c.name, " ", "-")
+			if profile {
+				f, err := os.Create(prefix)
+				check(err)
+				check(pprof.StartCPUProfile(f))
+				writeAllocs(prefix + ".allocs-before")
+			}
+			st, cs := driveCost(clients, d/limitRounds, c.call)
+			if profile {
+				pprof.StopCPUProfile()
+				writeAllocs(prefix + ".allocs-after")
+			}
+			c.rps = append(c.rps, st.rps())
+			c.lat.merge(st)
+			c.cost.merge(cs)
+		}
+	}
+	for _, c := range cases {
+		fmt.Printf("%-20s %8.0f req/s  p50 %-9s p99 %-9s max %-9s errors %d  %s\n", c.name, c.median(),
+			c.lat.pct(0.50).Round(time.Microsecond), c.lat.pct(0.99).Round(time.Microsecond),
+			c.lat.max().Round(time.Microsecond), c.lat.errors, &c.cost)
+	}
+	respond, pgx, db, ro, hit, js := cases[0].median(), cases[1].median(), cases[2].median(), cases[3].median(), cases[4].median(), cases[5].median()
+	combined := 1 / (1/respond + 1/pgx)
+	fmt.Printf("combined limit 1/(1/respond + 1/pgx) = %.0f req/s\n", combined)
+	ratio := func(name string, got, target float64) {
+		verdict := "met"
+		if got < target {
+			verdict = "NOT met"
+		}
+		fmt.Printf("  %-28s %.2f  (target ≥ %.2f: %s)\n", name, got, target, verdict)
+	}
+	ratio("DB tool / combined", db/combined, 0.85)
+	ratio("read_only / combined", ro/combined, 0.75)
+	ratio("cache hit / respond", hit/respond, 0.90)
+	ratio("JS handler / respond", js/respond, 0.85)
+	var worst time.Duration
+	for _, c := range cases[2:] {
+		worst = max(worst, c.lat.max())
+	}
+	verdict := "met"
+	if worst >= 100*time.Millisecond {
+		verdict = "NOT met"
+	}
+	fmt.Printf("  %-28s %s  (target < 100ms: %s)\n", "worst gateway call", worst.Round(time.Microsecond), verdict)
+}
+
+// writeAllocs writes the allocation profile so far: the scenario's own
+// allocations are `go tool pprof -base <before> <after>`.
+func writeAllocs(path string) {
+	f, err := os.Create(path)
+	check(err)
+	defer f.Close()
+	check(pprof.Lookup("allocs").WriteTo(f, 0))
+}
+
+// postRespondBody posts body to url and returns the answer.
+func postRespondBody(ctx context.Context, client *http.Client, url, body string) ([]byte, error) {
+	s := &session{url: url, client: client}
+	out, _, err := s.post(ctx, body)
+	return out, err
+}
+
+// loadAverage is the first line of /proc/loadavg, for the record: the
+// machine is shared, and figures mean little without it.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "load average unknown"
+	}
+	f := strings.Fields(string(b))
+	return "load average " + strings.Join(f[:3], " ")
+}
