@@ -47,9 +47,9 @@ type callers struct {
 	c    *conn
 	max  int
 	idle time.Duration
-	now  func() time.Time // a test's clock
 
 	mu     sync.Mutex
+	now    func() time.Time // a test's clock
 	m      map[string]*callerSession
 	closed bool
 }
@@ -164,9 +164,9 @@ func (cs *callers) count() int {
 
 // sweep closes the sessions unused for idle.
 func (cs *callers) sweep() {
-	now := cs.now()
 	var idle []*session
 	cs.mu.Lock()
+	now := cs.now()
 	for k, e := range cs.m {
 		if e.inUse == 0 && now.Sub(e.last) >= cs.idle {
 			delete(cs.m, k)

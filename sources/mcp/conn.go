@@ -583,14 +583,17 @@ func (c *conn) call(ctx context.Context, call *pipeline.Call, name string, args 
 	}
 	var src sessionSource = c
 	if c.callers != nil {
+		if call == nil || call.Identity == nil {
+			return nil, errNoCaller
+		}
+		if err := c.checkCredentials(ctx, call); err != nil {
+			return nil, err
+		}
 		e, err := c.callers.acquire(call)
 		if err != nil {
 			return nil, err
 		}
 		defer c.callers.release(e)
-		if err := c.checkCredentials(ctx, e.call.Load()); err != nil {
-			return nil, err
-		}
 		src = callerSource{c.callers, e}
 	}
 	if args == nil {
