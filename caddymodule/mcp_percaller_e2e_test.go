@@ -1,0 +1,126 @@
+package caddymodule
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/edgemcp/edgemcp/internal/testservices"
+)
+
+// perCallerCaddyfile fronts up with `session per_caller` and credential
+// passthrough behind the JWT provider of idp; extra goes in the source's
+// block.
+func perCallerCaddyfile(idp *testIdP, up *testservices.SessionUpstream, extra string) string {
+	return fmt.Sprintf(`SITE {
+	mcp /mcp {
+		auth sso jwt {
+			jwks_url %s
+			issuer %s
+			audience %s
+		}
+		default_auth sso
+		source notes mcp %s {
+			credential bearer list-token
+			credential passthrough
+			session per_caller
+			%s
+		}
+	}
+}`, idp.jwks.URL, authIssuer, authAudience, up.URL, extra)
+}
+
+// TestMCPSourcePerCaller: through Caddy, two callers with their own JWTs
+// get upstream sessions of their own, each carrying the caller's token and
+// never the other's nor the listing token; the upstream's per-session
+// state stays apart; progress of a call on a caller's session reaches that
+// caller. A reload closes the sessions of the config it replaces, and a
+// session unused for caller_session_idle is closed.
+func TestMCPSourcePerCaller(t *testing.T) {
+	idp := newTestIdP(t)
+	up := testservices.StartSessionUpstream(t)
+	g := startGateway(t, perCallerCaddyfile(idp, up, ""))
+	alice := idp.token(t, "alice", "", nil, time.Hour)
+	bob := idp.token(t, "bob", "", nil, time.Hour)
+	count := func(token string) testservices.Count {
+		t.Helper()
+		s := authSession(t, g, "2025-06-18", map[string]string{"Authorization": "Bearer " + token})
+		r := s.call(t, "notes_count")
+		if r.Error != nil {
+			t.Fatalf("count: %+v", r.Error)
+		}
+		return testservices.ParseCount(t, r.Result)
+	}
+	a1, b1, a2, b2 := count(alice), count(bob), count(alice), count(bob)
+	if a1.Auth != "Bearer "+alice || a2.Auth != "Bearer "+alice || b1.Auth != "Bearer "+bob || b2.Auth != "Bearer "+bob {
+		t.Errorf("the upstream saw other tokens than the callers' own")
+	}
+	if a1.Session == b1.Session || a1.Session != a2.Session || b1.Session != b2.Session || a2.N != 2 || b2.N != 2 {
+		t.Errorf("sessions: alice %s %d/%d, bob %s %d/%d", a1.Session, a1.N, a2.N, b1.Session, b1.N, b2.N)
+	}
+
+	// Progress of alice's call reaches alice's client under her token.
+	cl := g.mcpClient(t, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + alice}))
+	var mu sync.Mutex
+	var progress []string
+	cl.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/progress" {
+			mu.Lock()
+			progress = append(progress, fmt.Sprint(n.Params.AdditionalFields["progressToken"], " ", n.Params.AdditionalFields["message"]))
+			mu.Unlock()
+		}
+	})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "notes_count"
+	req.Params.Meta = &mcp.Meta{ProgressToken: "alice-progress"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cl.CallTool(ctx, req)
+	if err != nil || len(res.Content) != 1 || !strings.Contains(res.Content[0].(mcp.TextContent).Text, `"n":3`) {
+		t.Fatalf("alice's count with progress: %+v %v", res, err)
+	}
+	waitFor(t, "alice's progress", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(progress) == 1 && progress[0] == "alice-progress counted"
+	})
+
+	// A new config: the old one's sessions end; a caller unused for
+	// caller_session_idle loses its session.
+	if err := g.load(perCallerCaddyfile(idp, up, "caller_session_idle 1s")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the replaced config's sessions to end", func() bool { return up.Ended(a1.Session) && up.Ended(b1.Session) })
+	a3 := count(alice)
+	if a3.Session == a1.Session || a3.N != 1 {
+		t.Errorf("alice after the reload: %+v", a3)
+	}
+	waitFor(t, "alice's idle session to end", func() bool { return up.Ended(a3.Session) })
+	if a4 := count(alice); a4.Session == a3.Session || a4.N != 1 {
+		t.Errorf("alice after her session went idle: %+v", a4)
+	}
+}
+
+// TestMCPSourcePerCallerNeedsAuth: `session per_caller` without
+// default_auth has no verified caller to key sessions by: the load fails,
+// saying so.
+func TestMCPSourcePerCallerNeedsAuth(t *testing.T) {
+	up := testservices.StartSessionUpstream(t)
+	got := loadError(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source notes mcp %s {
+			credential bearer list-token
+			session per_caller
+		}
+	}
+}`, up.URL))
+	if !strings.Contains(got, "session per_caller") || !strings.Contains(got, "no default_auth") {
+		t.Errorf("per_caller without auth: %s", got)
+	}
+}
