@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -17,8 +18,8 @@ import (
 // upstream sessions: its tool "count" answers how many times it was
 // called on the session, with the session's id and the Authorization
 // header of the call, and sends a progress notification first when the
-// call asked for progress. A request without an Authorization header is
-// refused with 401; the sessions a client ended (DELETE) are recorded.
+// call asked for progress. A request without an Authorization header, or
+// with one holding "refused", is answered 401; the sessions a client ended (DELETE) are recorded.
 type SessionUpstream struct {
 	URL string
 
@@ -61,7 +62,7 @@ func StartSessionUpstream(t testing.TB) *SessionUpstream {
 			return context.WithValue(ctx, authKey{}, r.Header.Get("Authorization"))
 		}))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") == "" {
+		if a := r.Header.Get("Authorization"); a == "" || strings.Contains(a, "refused") {
 			http.Error(w, "who are you", http.StatusUnauthorized)
 			return
 		}

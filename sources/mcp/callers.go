@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
+
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/sources/upstream"
 )
@@ -250,3 +252,14 @@ type callerSource struct {
 
 func (p callerSource) ensure(ctx context.Context) (*session, error) { return p.cs.session(ctx, p.e) }
 func (p callerSource) drop(s *session)                              { p.cs.drop(p.e, s) }
+
+// callerRefused is the failure of a caller's session that the server
+// answered with 401: the caller's own credential was not taken, which the
+// caller may be told (nothing was done upstream). Nil for other failures.
+func callerRefused(err error) error {
+	var unauthorized *transport.AuthorizationRequiredError
+	if !errors.As(err, &unauthorized) {
+		return nil
+	}
+	return &pipeline.PublicError{Public: "session per_caller: the MCP server refused the caller's credential (401)", Cause: err}
+}

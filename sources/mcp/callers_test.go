@@ -65,7 +65,7 @@ func mustCount(t *testing.T, tool *pipeline.Tool, subject, token string) testser
 // own, made on its first call and carrying its own token (never another
 // caller's nor the listing credential); the upstream's per-session state
 // stays apart; a call without identity or without a token is refused
-// before anything is sent.
+// before anything is sent, one whose token the server refuses says so.
 func TestPerCallerPassthrough(t *testing.T) {
 	up := testservices.StartSessionUpstream(t)
 	s := perCallerSource(up, upstream.CredentialConfig{Kind: "passthrough"})
@@ -100,8 +100,12 @@ func TestPerCallerPassthrough(t *testing.T) {
 	if !errors.As(err, &safe) || !strings.Contains(safe.SafeMessage(), "carries no bearer token") {
 		t.Errorf("no token: %v", err)
 	}
-	if n := s.conn.callers.count(); n != 2 {
-		t.Errorf("%d caller sessions after refused calls, want 2", n)
+	_, err = countAs(t, tool, "dave", "refused-token")
+	if !errors.As(err, &safe) || !strings.Contains(safe.SafeMessage(), "refused the caller's credential") {
+		t.Errorf("a token the server refuses: %v", err)
+	}
+	if n := s.conn.callers.count(); n != 3 { // dave's entry, not connected
+		t.Errorf("%d caller entries after refused calls, want 3", n)
 	}
 }
 
@@ -130,7 +134,8 @@ func TestPerCallerCredential(t *testing.T) {
 
 // TestPerCallerBound: with max_caller_sessions 1, a second caller closes
 // the first one's session (the upstream sees it ended), and the first
-// caller's next call starts a new one.
+// caller's next call starts a new one; a session with a call in flight is
+// not closed, the new caller is refused instead.
 func TestPerCallerBound(t *testing.T) {
 	up := testservices.StartSessionUpstream(t)
 	s := perCallerSource(up, upstream.CredentialConfig{Kind: "passthrough"})
@@ -145,6 +150,23 @@ func TestPerCallerBound(t *testing.T) {
 		t.Errorf("alice again: %+v (before %+v)", a2, a1)
 	}
 	waitUntil(t, "bob's session to be ended upstream", func() bool { return up.Ended(b1.Session) })
+
+	// A session with a call in flight is never closed for another caller:
+	// that caller is refused until it ends.
+	cs := s.conn.callers
+	held, err := cs.acquire(&pipeline.Call{Identity: &pipeline.Identity{Subject: "alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = countAs(t, tool, "bob", "b")
+	var safe pipeline.SafeError
+	if !errors.As(err, &safe) || !strings.Contains(safe.SafeMessage(), "has a call in flight") || up.Ended(a2.Session) {
+		t.Errorf("bob while alice calls: %v (alice's session ended: %v)", err, up.Ended(a2.Session))
+	}
+	cs.release(held)
+	if b2 := mustCount(t, tool, "bob", "b"); b2.N != 1 {
+		t.Errorf("bob after alice's call: %+v", b2)
+	}
 }
 
 // TestPerCallerIdle: a caller's session unused for caller_session_idle is

@@ -603,11 +603,17 @@ func (c *conn) call(ctx context.Context, call *pipeline.Call, name string, args 
 	for attempt := 0; ; attempt++ {
 		s, err := src.ensure(ctx)
 		if err != nil {
+			if refused := callerRefused(err); refused != nil && c.callers != nil {
+				return nil, refused
+			}
 			return nil, upstream.Failed("the MCP server is not reachable", err)
 		}
 		raw, sent, err := s.forward(ctx, params)
 		if err == nil {
 			return raw, nil
+		}
+		if refused := callerRefused(err); refused != nil && c.callers != nil {
+			return nil, refused
 		}
 		var rpc *rpcError
 		if errors.As(err, &rpc) {
