@@ -154,7 +154,8 @@ func TestPerCallerBound(t *testing.T) {
 	// A session with a call in flight is never closed for another caller:
 	// that caller is refused until it ends.
 	cs := s.conn.callers
-	held, err := cs.acquire(&pipeline.Call{Identity: &pipeline.Identity{Subject: "alice"}})
+	held, err := cs.acquire(&pipeline.Call{Identity: &pipeline.Identity{Provider: "sso", Subject: "alice"},
+		Request: &pipeline.RequestInfo{Header: map[string][]string{"Authorization": {"Bearer a"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +168,7 @@ func TestPerCallerBound(t *testing.T) {
 	if b2 := mustCount(t, tool, "bob", "b"); b2.N != 1 {
 		t.Errorf("bob after alice's call: %+v", b2)
 	}
+	waitUntil(t, "alice's session to be ended for bob", func() bool { return up.Ended(a2.Session) })
 }
 
 // TestPerCallerIdle: a caller's session unused for caller_session_idle is
