@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -122,5 +123,48 @@ func TestMCPSourcePerCallerNeedsAuth(t *testing.T) {
 }`, up.URL))
 	if !strings.Contains(got, "session per_caller") || !strings.Contains(got, "no default_auth") {
 		t.Errorf("per_caller without auth: %s", got)
+	}
+}
+
+// TestMCPSourcePerCallerCredential: `credential per_caller` through Caddy:
+// each JWT subject's upstream session carries the secret on file for it,
+// never another's; a subject with none on file gets -32000 saying so.
+func TestMCPSourcePerCallerCredential(t *testing.T) {
+	idp := newTestIdP(t)
+	up := testservices.StartSessionUpstream(t)
+	file := filepath.Join(t.TempDir(), "notes-tokens")
+	writeFile(t, file, "alice notes-secret-a\nbob notes-secret-b\n")
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		auth sso jwt {
+			jwks_url %s
+			issuer %s
+			audience %s
+		}
+		default_auth sso
+		source notes mcp %s {
+			credential bearer list-token
+			credential per_caller bearer {
+				file %s
+			}
+			session per_caller
+		}
+	}
+}`, idp.jwks.URL, authIssuer, authAudience, up.URL, file))
+	call := func(subject string) rpcResponse {
+		t.Helper()
+		h := map[string]string{"Authorization": "Bearer " + idp.token(t, subject, "", nil, time.Hour)}
+		return authSession(t, g, "2025-06-18", h).call(t, "notes_count")
+	}
+	ra, rb := call("alice"), call("bob")
+	if ra.Error != nil || rb.Error != nil {
+		t.Fatalf("alice %+v, bob %+v", ra.Error, rb.Error)
+	}
+	a, b := testservices.ParseCount(t, ra.Result), testservices.ParseCount(t, rb.Result)
+	if a.Auth != "Bearer notes-secret-a" || b.Auth != "Bearer notes-secret-b" || a.Session == b.Session {
+		t.Errorf("alice %+v, bob %+v", a, b)
+	}
+	if r := call("carol"); r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "no upstream credential for this caller") {
+		t.Errorf("carol: %+v", r.Error)
 	}
 }
