@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,4 +226,39 @@ func TestPerCallerSettings(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", tc.s, err, tc.want)
 		}
 	}
+}
+
+// BenchmarkPerCallerCall: a call on the caller's open upstream session
+// (warm) against a call from a caller seen for the first time, which opens
+// its session first (initialize, the GET stream), with at most 100
+// sessions kept, so that most new callers also close the oldest.
+//
+//	go test ./sources/mcp -run '^$' -bench PerCallerCall -benchtime 2000x
+func BenchmarkPerCallerCall(b *testing.B) {
+	up := testservices.StartSessionUpstream(b)
+	s := perCallerSource(up, upstream.CredentialConfig{Kind: "passthrough"})
+	s.MaxCallerSessions = 100
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	if err := s.Provision(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer s.Cleanup()
+	tools, err := s.Tools("up")
+	if err != nil || len(tools) != 1 {
+		b.Fatal(tools, err)
+	}
+	tool := tools[0]
+	run := func(b *testing.B, subject func(i int) string) {
+		for i := 0; i < b.N; i++ {
+			call := &pipeline.Call{Tool: tool, Inputs: map[string]any{},
+				Identity: &pipeline.Identity{Provider: "sso", Subject: subject(i)},
+				Request:  &pipeline.RequestInfo{Header: map[string][]string{"Authorization": {"Bearer t"}}}}
+			if _, err := tool.Executor.Execute(context.Background(), call); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("warm", func(b *testing.B) { run(b, func(int) string { return "alice" }) })
+	b.Run("new-caller", func(b *testing.B) { run(b, func(i int) string { return fmt.Sprint("caller-", i) }) })
 }
