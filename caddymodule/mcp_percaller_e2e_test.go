@@ -15,10 +15,10 @@ import (
 	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
-// perCallerCaddyfile fronts up with `session per_caller` and credential
-// passthrough behind the JWT provider of idp; extra goes in the source's
-// block.
-func perCallerCaddyfile(idp *testIdP, up *testservices.SessionUpstream, extra string) string {
+// perCallerCaddyfile fronts up with `session per_caller`, the listing
+// credential bearer list-token and the caller's credential, behind the JWT
+// provider of idp; extra goes in the source's block too.
+func perCallerCaddyfile(idp *testIdP, up *testservices.SessionUpstream, credential, extra string) string {
 	return fmt.Sprintf(`SITE {
 	mcp /mcp {
 		auth sso jwt {
@@ -29,12 +29,12 @@ func perCallerCaddyfile(idp *testIdP, up *testservices.SessionUpstream, extra st
 		default_auth sso
 		source notes mcp %s {
 			credential bearer list-token
-			credential passthrough
+			%s
 			session per_caller
 			%s
 		}
 	}
-}`, idp.jwks.URL, authIssuer, authAudience, up.URL, extra)
+}`, idp.jwks.URL, authIssuer, authAudience, up.URL, credential, extra)
 }
 
 // TestMCPSourcePerCaller: through Caddy, two callers with their own JWTs
@@ -46,7 +46,7 @@ func perCallerCaddyfile(idp *testIdP, up *testservices.SessionUpstream, extra st
 func TestMCPSourcePerCaller(t *testing.T) {
 	idp := newTestIdP(t)
 	up := testservices.StartSessionUpstream(t)
-	g := startGateway(t, perCallerCaddyfile(idp, up, ""))
+	g := startGateway(t, perCallerCaddyfile(idp, up, "credential passthrough", ""))
 	alice := idp.token(t, "alice", "", nil, time.Hour)
 	bob := idp.token(t, "bob", "", nil, time.Hour)
 	count := func(token string) testservices.Count {
@@ -94,7 +94,7 @@ func TestMCPSourcePerCaller(t *testing.T) {
 
 	// A new config: the old one's sessions end; a caller unused for
 	// caller_session_idle loses its session.
-	if err := g.load(perCallerCaddyfile(idp, up, "caller_session_idle 1s")); err != nil {
+	if err := g.load(perCallerCaddyfile(idp, up, "credential passthrough", "caller_session_idle 1s")); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the replaced config's sessions to end", func() bool { return up.Ended(a1.Session) && up.Ended(b1.Session) })
@@ -134,23 +134,7 @@ func TestMCPSourcePerCallerCredential(t *testing.T) {
 	up := testservices.StartSessionUpstream(t)
 	file := filepath.Join(t.TempDir(), "notes-tokens")
 	writeFile(t, file, "alice notes-secret-a\nbob notes-secret-b\n")
-	g := startGateway(t, fmt.Sprintf(`SITE {
-	mcp /mcp {
-		auth sso jwt {
-			jwks_url %s
-			issuer %s
-			audience %s
-		}
-		default_auth sso
-		source notes mcp %s {
-			credential bearer list-token
-			credential per_caller bearer {
-				file %s
-			}
-			session per_caller
-		}
-	}
-}`, idp.jwks.URL, authIssuer, authAudience, up.URL, file))
+	g := startGateway(t, perCallerCaddyfile(idp, up, "credential per_caller bearer {\n\t\t\t\tfile "+file+"\n\t\t\t}", ""))
 	call := func(subject string) rpcResponse {
 		t.Helper()
 		h := map[string]string{"Authorization": "Bearer " + idp.token(t, subject, "", nil, time.Hour)}
