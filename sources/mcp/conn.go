@@ -62,6 +62,8 @@ type conn struct {
 	connectMu sync.Mutex // one connect at a time
 	reviving  atomic.Bool
 	backoff   time.Duration // next restart wait of a crashing child
+
+	callers *callers // session per_caller: the callers' sessions (callers.go); nil else
 }
 
 // session is one connected client: for stdio, one child process.
@@ -75,6 +77,9 @@ type session struct {
 	// broken is set when the stdio transport closed: the child closed
 	// its output, and is exiting if it has not yet.
 	broken atomic.Bool
+	// caller is set on a caller's own session (session per_caller): it
+	// serves that caller's calls, and the tools are listed elsewhere.
+	caller bool
 	closed sync.Once
 }
 
@@ -84,6 +89,10 @@ type session struct {
 func open(set *settings, log *zap.Logger) (*conn, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{set: set, log: log, ctx: ctx, cancel: cancel, subs: map[*Source]func(){}, backoff: set.backoff}
+	if set.perCaller {
+		c.callers = newCallers(c, set.maxCallers, set.callerIdle)
+		go c.callers.run()
+	}
 	if _, err := c.ensure(ctx); err != nil {
 		if set.required {
 			cancel()
@@ -107,6 +116,9 @@ func (c *conn) Destruct() error {
 	c.mu.Unlock()
 	if s != nil {
 		s.close()
+	}
+	if c.callers != nil {
+		c.callers.stop()
 	}
 	if c.tr != nil {
 		c.tr.CloseIdleConnections()
@@ -177,7 +189,7 @@ func (c *conn) ensure(ctx context.Context) (*session, error) {
 	if err := c.ctx.Err(); err != nil {
 		return nil, errors.New("the MCP source is stopped")
 	}
-	s, err := c.connect(ctx)
+	s, err := c.connect(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -277,8 +289,9 @@ func (c *conn) watch(s *session) {
 }
 
 // connect starts a session: the child for stdio, the HTTP transport else,
-// then the initialize handshake.
-func (c *conn) connect(ctx context.Context) (*session, error) {
+// then the initialize handshake. who is the caller of a per-caller
+// session, nil for the shared one.
+func (c *conn) connect(ctx context.Context, who *callerSession) (*session, error) {
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	switch c.set.transport {
@@ -287,14 +300,14 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 	case TransportAuto:
 		// A 4xx to the first POST marks an HTTP+SSE server (the MCP
 		// specification's backwards compatibility rule).
-		s, err := c.connectHTTP(ctx, TransportStreamable)
+		s, err := c.connectHTTP(ctx, TransportStreamable, who)
 		if !errors.Is(err, transport.ErrLegacySSEServer) {
 			return s, err
 		}
 		c.log.Debug("MCP server did not take a streamable HTTP session: trying SSE", zap.String("server", c.set.url), zap.Error(err))
-		return c.connectHTTP(ctx, TransportSSE)
+		return c.connectHTTP(ctx, TransportSSE, who)
 	default:
-		return c.connectHTTP(ctx, c.set.transport)
+		return c.connectHTTP(ctx, c.set.transport, who)
 	}
 }
 
@@ -327,8 +340,21 @@ func (c *conn) connectStdio(ctx context.Context) (*session, error) {
 	return s, nil
 }
 
-func (c *conn) connectHTTP(ctx context.Context, kind string) (*session, error) {
-	hc := upstream.NewClient(&credentialTransport{base: c.httpTransport(), creds: c.set.built.Credentials})
+func (c *conn) connectHTTP(ctx context.Context, kind string, who *callerSession) (*session, error) {
+	ct := &credentialTransport{base: c.httpTransport(), creds: c.set.built.Credentials}
+	if who != nil {
+		ct.caller = who.call.Load
+	} else {
+		// The shared session is the gateway's own: a credential taken
+		// from the caller has no caller here, and is left out.
+		ct.creds = nil
+		for _, cr := range c.set.built.Credentials {
+			if _, ok := cr.(upstream.CallerDependent); !ok {
+				ct.creds = append(ct.creds, cr)
+			}
+		}
+	}
+	hc := upstream.NewClient(ct)
 	var tr transport.Interface
 	var err error
 	if kind == TransportSSE {
@@ -341,7 +367,7 @@ func (c *conn) connectHTTP(ctx context.Context, kind string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{tr: tr, start: time.Now()}
+	s := &session{tr: tr, start: time.Now(), caller: who != nil}
 	// The SSE stream lives as long as the session, not the handshake.
 	if err := tr.Start(c.ctx); err != nil {
 		return nil, err
@@ -390,10 +416,18 @@ func (s *session) initialize(ctx context.Context, c *conn) error {
 	}
 	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
-			go c.relist(s)
+			// The shared session's list is the source's: a caller's
+			// session that hears of a change has it listed there.
+			on := s
+			if shared := c.current(); s.caller && shared != nil {
+				on = shared
+			}
+			go c.relist(on)
 			return
 		}
-		c.catalogChanged(s, n) // resources.go
+		if !s.caller {
+			c.catalogChanged(s, n) // resources.go
+		}
 		s.relay.notify(n)
 	})
 	req := mcp.InitializeRequest{}
@@ -531,27 +565,55 @@ func (s *session) listTools(ctx context.Context) ([]listedTool, error) {
 	}
 }
 
+// sessionSource gives the session a call goes on: the connection's shared
+// one, or its caller's (callers.go).
+type sessionSource interface {
+	ensure(ctx context.Context) (*session, error)
+	drop(s *session)
+}
+
 // call forwards a tools/call. A request that never reached the server
 // (the child had exited, the connection was refused) is sent again once
 // on a new session; one that was sent is never repeated.
-func (c *conn) call(ctx context.Context, name string, args map[string]any) (json.RawMessage, error) {
+func (c *conn) call(ctx context.Context, call *pipeline.Call, name string, args map[string]any) (json.RawMessage, error) {
 	if d := c.set.built.Timeout; d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
+	}
+	var src sessionSource = c
+	if c.callers != nil {
+		if call == nil || call.Identity == nil {
+			return nil, errNoCaller
+		}
+		if err := c.checkCredentials(ctx, call); err != nil {
+			return nil, err
+		}
+		e, err := c.callers.acquire(call)
+		if err != nil {
+			return nil, err
+		}
+		defer c.callers.release(e)
+		src = callerSource{c.callers, e}
 	}
 	if args == nil {
 		args = map[string]any{}
 	}
 	params := map[string]any{"name": name, "arguments": args}
 	for attempt := 0; ; attempt++ {
-		s, err := c.ensure(ctx)
+		s, err := src.ensure(ctx)
 		if err != nil {
+			if refused := callerRefused(err); refused != nil && c.callers != nil {
+				return nil, refused
+			}
 			return nil, upstream.Failed("the MCP server is not reachable", err)
 		}
 		raw, sent, err := s.forward(ctx, params)
 		if err == nil {
 			return raw, nil
+		}
+		if refused := callerRefused(err); refused != nil && c.callers != nil {
+			return nil, refused
 		}
 		var rpc *rpcError
 		if errors.As(err, &rpc) {
@@ -560,7 +622,7 @@ func (c *conn) call(ctx context.Context, name string, args map[string]any) (json
 		if !sent && attempt == 0 && ctx.Err() == nil {
 			c.log.Debug("MCP request did not reach the server: reconnecting and sending it again",
 				zap.String("server", c.set.describe()), zap.Error(err))
-			c.drop(s)
+			src.drop(s)
 			continue
 		}
 		if ctx.Err() != nil {
@@ -628,12 +690,17 @@ func (lt listedTool) tool(namespace string, c *conn) *pipeline.Tool {
 		// MCP session.
 		Interactive: true,
 		Executor: pipeline.ExecutorFunc(func(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
-			raw, err := c.call(ctx, name, call.Inputs)
+			raw, err := c.call(ctx, call, name, call.Inputs)
 			if err != nil {
 				return nil, err
 			}
 			return &pipeline.Result{Native: raw}, nil
 		}),
+	}
+	if c.set.perCaller {
+		// The call goes on the caller's own session: the gateway refuses
+		// to serve the tool without an auth provider to verify who that is.
+		t.FromIdentity = []string{"session per_caller"}
 	}
 	if t.Title == "" {
 		t.Title = lt.Annotations.Title
@@ -655,12 +722,20 @@ func (lt listedTool) tool(namespace string, c *conn) *pipeline.Tool {
 type credentialTransport struct {
 	base  http.RoundTripper
 	creds []upstream.Credential
+	// caller is the latest call of a per-caller session's caller, whose
+	// token and identity the caller-dependent credentials take; nil on
+	// the shared session.
+	caller func() *pipeline.Call
 }
 
 func (t *credentialTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
+	var call *pipeline.Call
+	if t.caller != nil {
+		call = t.caller()
+	}
 	for _, c := range t.creds {
-		if err := c.Apply(req.Context(), req, nil); err != nil {
+		if err := c.Apply(req.Context(), req, call); err != nil {
 			return nil, err
 		}
 	}

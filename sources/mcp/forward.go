@@ -33,6 +33,10 @@ import (
 //     but for log messages a call counts for logLinger after it ended: an
 //     HTTP server sends a message it does not tie to the request on its
 //     other stream, which may be read after the call's response.
+//
+// With `session per_caller` (callers.go) each upstream session has one
+// verified caller, so whatever the server sends on it reaches only that
+// caller's downstream sessions.
 
 // Client capabilities the gateway declares upstream: it passes these
 // requests on to its own clients (and refuses them for a client that did

@@ -5,9 +5,11 @@
 package mcp
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -30,6 +32,12 @@ const (
 	TransportStreamable = "streamable"
 	TransportSSE        = "sse"
 	TransportAuto       = "auto"
+)
+
+// Session modes.
+const (
+	SessionShared    = "shared"
+	SessionPerCaller = "per_caller"
 )
 
 // Restart backoff of a stdio child that exited (README, Sources: MCP
@@ -70,6 +78,19 @@ type Source struct {
 	// {{ auth.claims.NAME }} of the verified caller. A fixed argument leaves
 	// the tool's schema and no caller can set it.
 	Set map[string]string `json:"set,omitempty"`
+
+	// Session is shared (the default: one upstream session serves every
+	// caller) or per_caller: one upstream session per verified caller,
+	// for HTTP servers that keep state per user or take the caller's own
+	// credential (callers.go). Credentials passthrough and per_caller
+	// need it.
+	Session string `json:"session,omitempty"`
+	// MaxCallerSessions bounds the per-caller sessions (default 1000):
+	// a new caller beyond it closes the one unused longest.
+	MaxCallerSessions int `json:"max_caller_sessions,omitempty"`
+	// CallerSessionIdle closes a caller's session after this long
+	// without a call (default 10m).
+	CallerSessionIdle caddy.Duration `json:"caller_session_idle,omitempty"`
 
 	upstream.Config
 
@@ -181,6 +202,10 @@ type settings struct {
 	url       string
 	required  bool
 	built     upstream.Built
+
+	perCaller  bool // session per_caller
+	maxCallers int
+	callerIdle time.Duration
 }
 
 func (set *settings) describe() string {
@@ -202,8 +227,26 @@ func (s *Source) settings(repl *caddy.Replacer) (*settings, error) {
 			set.transport = TransportStdio
 		}
 	}
+	switch s.Session {
+	case "", SessionShared:
+		if s.MaxCallerSessions != 0 || s.CallerSessionIdle != 0 {
+			return nil, fmt.Errorf("mcp: max_caller_sessions and caller_session_idle need session per_caller")
+		}
+	case SessionPerCaller:
+		if s.MaxCallerSessions < 0 || s.CallerSessionIdle < 0 {
+			return nil, fmt.Errorf("mcp: max_caller_sessions and caller_session_idle must be positive")
+		}
+		set.perCaller = true
+		set.maxCallers = cmp.Or(s.MaxCallerSessions, defaultMaxCallerSessions)
+		set.callerIdle = cmp.Or(time.Duration(s.CallerSessionIdle), defaultCallerIdle)
+	default:
+		return nil, fmt.Errorf("mcp: session %q: want shared or per_caller", s.Session)
+	}
 	switch set.transport {
 	case TransportStdio:
+		if set.perCaller {
+			return nil, fmt.Errorf("mcp %s: session per_caller is for HTTP servers (a stdio source runs one child for every caller)", s.Command)
+		}
 		if s.Command == "" || s.URL != "" {
 			return nil, fmt.Errorf("mcp: a stdio source needs a command and no url")
 		}
@@ -236,12 +279,12 @@ func (s *Source) settings(repl *caddy.Replacer) (*settings, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mcp %s: %v", set.url, err)
 		}
-		// One session serves every caller: a credential that depends on
-		// the caller has no caller to take its secret from.
+		// A shared session serves every caller: a credential that
+		// depends on the caller has no caller to take its secret from.
 		for _, c := range built.Credentials {
-			if _, ok := c.(upstream.CallerDependent); ok {
+			if _, ok := c.(upstream.CallerDependent); ok && !set.perCaller {
 				built.Close()
-				return nil, fmt.Errorf("mcp %s: credentials passthrough and per_caller are not supported by MCP sources (one session serves every caller)", set.url)
+				return nil, fmt.Errorf("mcp %s: credentials passthrough and per_caller take the caller's secret: add `session per_caller` (one upstream session per caller)", set.url)
 			}
 		}
 		set.built = built
@@ -269,6 +312,9 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.Errf("usage: source <name> mcp stdio <command> [args...] { ... } | source <name> mcp <url> { ... }")
 	}
 	stdio := s.Transport == TransportStdio
+	// Settings that need session per_caller, which may come later in the
+	// block: the first one's error, at its line.
+	var needsPerCaller error
 	for d.NextBlock(0) {
 		sub := d.Val()
 		if sub == "timeout" || (!stdio && (sub == "credential" || sub == "header")) {
@@ -276,15 +322,19 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			// A credential taken from the caller needs an upstream
-			// session per caller; the source keeps one for all.
-			if n := len(s.Config.Credentials); sub == "credential" && n > 0 {
+			// session per caller.
+			if n := len(s.Config.Credentials); sub == "credential" && n > 0 && needsPerCaller == nil {
 				if k := s.Config.Credentials[n-1].Kind; k == "passthrough" || k == "per_caller" {
-					return d.Errf("mcp source: credential %s takes the caller's secret, but an MCP source serves every caller on one upstream session", k)
+					needsPerCaller = d.Errf("mcp source: credential %s takes the caller's secret: add `session per_caller` (one upstream session per caller; a shared session serves every caller)", k)
 				}
 			}
 			continue
 		}
+		if err := s.unmarshalSession(d, sub, stdio, &needsPerCaller); err != nil {
+			return err
+		}
 		switch sub {
+		case "session", "max_caller_sessions", "caller_session_idle": // read above
 		case "required":
 			if d.NextArg() {
 				return d.ArgErr()
@@ -339,10 +389,56 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.Errf("mcp stdio source: %s is for HTTP servers; give a child its secrets with env", sub)
 		default:
 			if stdio {
-				return d.Errf("mcp stdio source: unrecognized sub-directive %q (want env, cwd, restart_backoff, timeout, required, set)", sub)
+				return d.Errf("mcp stdio source: unrecognized sub-directive %q (want env, cwd, restart_backoff, timeout, required, set, session)", sub)
 			}
-			return d.Errf("mcp source: unrecognized sub-directive %q (want transport, credential, header, timeout, required, set)", sub)
+			return d.Errf("mcp source: unrecognized sub-directive %q (want transport, credential, header, timeout, required, set, session, max_caller_sessions, caller_session_idle)", sub)
 		}
+	}
+	if s.Session != SessionPerCaller && needsPerCaller != nil {
+		return needsPerCaller
+	}
+	return nil
+}
+
+// unmarshalSession reads `session shared|per_caller`,
+// `max_caller_sessions <n>` and `caller_session_idle <duration>`; the
+// error of a setting that needs per_caller is kept in needsPerCaller.
+func (s *Source) unmarshalSession(d *caddyfile.Dispenser, sub string, stdio bool, needsPerCaller *error) error {
+	switch sub {
+	case "session":
+		var v string
+		if !d.AllArgs(&v) || (v != SessionShared && v != SessionPerCaller) {
+			return d.Errf("session: want shared or per_caller")
+		}
+		if v == SessionPerCaller && stdio {
+			return d.Errf("mcp stdio source: session per_caller is for HTTP servers (a stdio source runs one child for every caller)")
+		}
+		s.Session = v
+	case "max_caller_sessions":
+		var v string
+		if !d.AllArgs(&v) {
+			return d.ArgErr()
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return d.Errf("max_caller_sessions: %q is not a positive whole number", v)
+		}
+		s.MaxCallerSessions = n
+	case "caller_session_idle":
+		var v string
+		if !d.AllArgs(&v) {
+			return d.ArgErr()
+		}
+		dur, err := caddy.ParseDuration(v)
+		if err != nil || dur <= 0 {
+			return d.Errf("caller_session_idle: %q is not a positive duration", v)
+		}
+		s.CallerSessionIdle = caddy.Duration(dur)
+	default:
+		return nil
+	}
+	if sub != "session" && *needsPerCaller == nil {
+		*needsPerCaller = d.Errf("mcp source: %s is for session per_caller", sub)
 	}
 	return nil
 }

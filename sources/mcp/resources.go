@@ -20,8 +20,13 @@ import (
 
 var _ pipeline.CatalogSource = (*Source)(nil)
 
-// Catalog implements pipeline.CatalogSource.
+// Catalog implements pipeline.CatalogSource. A per_caller source serves
+// none: a read or get reaches the source without a verified caller, so it
+// has no session to go on.
 func (s *Source) Catalog() pipeline.SourceCatalog {
+	if s.conn.set.perCaller {
+		return pipeline.SourceCatalog{}
+	}
 	s.conn.mu.Lock()
 	defer s.conn.mu.Unlock()
 	return s.conn.cat

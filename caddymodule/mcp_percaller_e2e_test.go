@@ -1,0 +1,154 @@
+package caddymodule
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/edgemcp/edgemcp/internal/testservices"
+)
+
+// perCallerCaddyfile fronts up with `session per_caller`, the listing
+// credential bearer list-token and the caller's credential, behind the JWT
+// provider of idp; extra goes in the source's block too.
+func perCallerCaddyfile(idp *testIdP, up *testservices.SessionUpstream, credential, extra string) string {
+	return fmt.Sprintf(`SITE {
+	mcp /mcp {
+		auth sso jwt {
+			jwks_url %s
+			issuer %s
+			audience %s
+		}
+		default_auth sso
+		source notes mcp %s {
+			credential bearer list-token
+			%s
+			session per_caller
+			%s
+		}
+	}
+}`, idp.jwks.URL, authIssuer, authAudience, up.URL, credential, extra)
+}
+
+// TestMCPSourcePerCaller: through Caddy, two callers with their own JWTs
+// get upstream sessions of their own, each carrying the caller's token and
+// never the other's nor the listing token; the upstream's per-session
+// state stays apart; progress of a call on a caller's session reaches that
+// caller. A reload closes the sessions of the config it replaces, and a
+// session unused for caller_session_idle is closed.
+func TestMCPSourcePerCaller(t *testing.T) {
+	idp := newTestIdP(t)
+	up := testservices.StartSessionUpstream(t)
+	g := startGateway(t, perCallerCaddyfile(idp, up, "credential passthrough", ""))
+	alice := idp.token(t, "alice", "", nil, time.Hour)
+	bob := idp.token(t, "bob", "", nil, time.Hour)
+	count := func(token string) testservices.Count {
+		t.Helper()
+		s := authSession(t, g, "2025-06-18", map[string]string{"Authorization": "Bearer " + token})
+		r := s.call(t, "notes_count")
+		if r.Error != nil {
+			t.Fatalf("count: %+v", r.Error)
+		}
+		return testservices.ParseCount(t, r.Result)
+	}
+	a1, b1, a2, b2 := count(alice), count(bob), count(alice), count(bob)
+	if a1.Auth != "Bearer "+alice || a2.Auth != "Bearer "+alice || b1.Auth != "Bearer "+bob || b2.Auth != "Bearer "+bob {
+		t.Errorf("the upstream saw other tokens than the callers' own")
+	}
+	if a1.Session == b1.Session || a1.Session != a2.Session || b1.Session != b2.Session || a2.N != 2 || b2.N != 2 {
+		t.Errorf("sessions: alice %s %d/%d, bob %s %d/%d", a1.Session, a1.N, a2.N, b1.Session, b1.N, b2.N)
+	}
+
+	// Progress of alice's call reaches alice's client under her token.
+	cl := g.mcpClient(t, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + alice}))
+	var mu sync.Mutex
+	var progress []string
+	cl.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/progress" {
+			mu.Lock()
+			progress = append(progress, fmt.Sprint(n.Params.AdditionalFields["progressToken"], " ", n.Params.AdditionalFields["message"]))
+			mu.Unlock()
+		}
+	})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "notes_count"
+	req.Params.Meta = &mcp.Meta{ProgressToken: "alice-progress"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cl.CallTool(ctx, req)
+	if err != nil || len(res.Content) != 1 || !strings.Contains(res.Content[0].(mcp.TextContent).Text, `"n":3`) {
+		t.Fatalf("alice's count with progress: %+v %v", res, err)
+	}
+	waitFor(t, "alice's progress", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(progress) == 1 && progress[0] == "alice-progress counted"
+	})
+
+	// A new config: the old one's sessions end; a caller unused for
+	// caller_session_idle loses its session.
+	if err := g.load(perCallerCaddyfile(idp, up, "credential passthrough", "caller_session_idle 1s")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the replaced config's sessions to end", func() bool { return up.Ended(a1.Session) && up.Ended(b1.Session) })
+	a3 := count(alice)
+	if a3.Session == a1.Session || a3.N != 1 {
+		t.Errorf("alice after the reload: %+v", a3)
+	}
+	waitFor(t, "alice's idle session to end", func() bool { return up.Ended(a3.Session) })
+	if a4 := count(alice); a4.Session == a3.Session || a4.N != 1 {
+		t.Errorf("alice after her session went idle: %+v", a4)
+	}
+}
+
+// TestMCPSourcePerCallerNeedsAuth: `session per_caller` without
+// default_auth has no verified caller to key sessions by: the load fails,
+// saying so.
+func TestMCPSourcePerCallerNeedsAuth(t *testing.T) {
+	up := testservices.StartSessionUpstream(t)
+	got := loadError(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source notes mcp %s {
+			credential bearer list-token
+			session per_caller
+		}
+	}
+}`, up.URL))
+	if !strings.Contains(got, "session per_caller") || !strings.Contains(got, "no default_auth") {
+		t.Errorf("per_caller without auth: %s", got)
+	}
+}
+
+// TestMCPSourcePerCallerCredential: `credential per_caller` through Caddy:
+// each JWT subject's upstream session carries the secret on file for it,
+// never another's; a subject with none on file gets -32000 saying so.
+func TestMCPSourcePerCallerCredential(t *testing.T) {
+	idp := newTestIdP(t)
+	up := testservices.StartSessionUpstream(t)
+	file := filepath.Join(t.TempDir(), "notes-tokens")
+	writeFile(t, file, "alice notes-secret-a\nbob notes-secret-b\n")
+	g := startGateway(t, perCallerCaddyfile(idp, up, "credential per_caller bearer {\n\t\t\t\tfile "+file+"\n\t\t\t}", ""))
+	call := func(subject string) rpcResponse {
+		t.Helper()
+		h := map[string]string{"Authorization": "Bearer " + idp.token(t, subject, "", nil, time.Hour)}
+		return authSession(t, g, "2025-06-18", h).call(t, "notes_count")
+	}
+	ra, rb := call("alice"), call("bob")
+	if ra.Error != nil || rb.Error != nil {
+		t.Fatalf("alice %+v, bob %+v", ra.Error, rb.Error)
+	}
+	a, b := testservices.ParseCount(t, ra.Result), testservices.ParseCount(t, rb.Result)
+	if a.Auth != "Bearer notes-secret-a" || b.Auth != "Bearer notes-secret-b" || a.Session == b.Session {
+		t.Errorf("alice %+v, bob %+v", a, b)
+	}
+	if r := call("carol"); r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "no upstream credential for this caller") {
+		t.Errorf("carol: %+v", r.Error)
+	}
+}

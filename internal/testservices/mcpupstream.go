@@ -1,0 +1,101 @@
+package testservices
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// SessionUpstream is an upstream MCP server over streamable HTTP (mcp-go's
+// server) that keeps state per session, for the tests of an MCP source's
+// upstream sessions: its tool "count" answers how many times it was
+// called on the session, with the session's id and the Authorization
+// header of the call, and sends a progress notification first when the
+// call asked for progress. A request without an Authorization header, or
+// with one holding "refused", is answered 401; the sessions a client ended (DELETE) are recorded.
+type SessionUpstream struct {
+	URL string
+
+	mu     sync.Mutex
+	counts map[string]int
+	ended  map[string]bool
+}
+
+// Count is one answer of the tool "count".
+type Count struct {
+	Session string `json:"session"`
+	Auth    string `json:"auth"`
+	N       int    `json:"n"`
+}
+
+type authKey struct{}
+
+// StartSessionUpstream starts the server on a loopback port until the test
+// ends.
+func StartSessionUpstream(t testing.TB) *SessionUpstream {
+	t.Helper()
+	u := &SessionUpstream{counts: map[string]int{}, ended: map[string]bool{}}
+	m := server.NewMCPServer("sessions", "1", server.WithToolCapabilities(true))
+	m.AddTool(mcp.NewTool("count", mcp.WithDescription("counts its calls on the session")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			id := server.ClientSessionFromContext(ctx).SessionID()
+			if tok := req.Params.Meta; tok != nil && tok.ProgressToken != nil {
+				_ = server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/progress",
+					map[string]any{"progressToken": tok.ProgressToken, "progress": 1, "total": 1, "message": "counted"})
+			}
+			u.mu.Lock()
+			u.counts[id]++
+			c := Count{Session: id, Auth: ctx.Value(authKey{}).(string), N: u.counts[id]}
+			u.mu.Unlock()
+			out, _ := json.Marshal(c)
+			return mcp.NewToolResultText(string(out)), nil
+		})
+	h := server.NewStreamableHTTPServer(m, server.WithStateful(true),
+		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			return context.WithValue(ctx, authKey{}, r.Header.Get("Authorization"))
+		}))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a := r.Header.Get("Authorization"); a == "" || strings.Contains(a, "refused") {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+			return
+		}
+		if r.Method == http.MethodDelete {
+			u.mu.Lock()
+			u.ended[r.Header.Get("Mcp-Session-Id")] = true
+			u.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	u.URL = srv.URL + "/mcp"
+	return u
+}
+
+// Ended reports whether the client ended session id.
+func (u *SessionUpstream) Ended(id string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.ended[id]
+}
+
+// ParseCount reads the text of a "count" result (a CallToolResult).
+func ParseCount(t testing.TB, result []byte) Count {
+	t.Helper()
+	var res struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	var c Count
+	if err := json.Unmarshal(result, &res); err != nil || len(res.Content) != 1 || json.Unmarshal([]byte(res.Content[0].Text), &c) != nil {
+		t.Fatalf("not a count result: %s", result)
+	}
+	return c
+}
