@@ -93,7 +93,6 @@ func (s *stats) merge(o *stats) {
 	slices.Sort(s.lat)
 	s.errors += o.errors
 	s.elapsed += o.elapsed
-	s.calls += o.calls
 }
 
 func callBody(id, user int64) string {

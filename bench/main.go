@@ -61,7 +61,7 @@ func main() {
 	ctx := context.Background()
 	switch *scenario { // no database needed
 	case "openapi":
-		runOpenAPIBench(ctx, *clients, *duration, *version)
+		runOpenAPIBench(ctx, *clients, *duration, *version, *cpuProfile)
 		return
 	case "openapi-spec":
 		runSpecBench(ctx, *spec, *duration, *version, *cpuProfile)
@@ -259,7 +259,7 @@ func drive(workers int, d time.Duration, fn func(*rand.Rand) error) *stats {
 	warm := time.Now().Add(time.Second)
 	stop := warm.Add(d)
 	all := make([][]time.Duration, workers)
-	errs, calls := make([]int, workers), make([]int, workers)
+	errs := make([]int, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
@@ -272,7 +272,6 @@ func drive(workers int, d time.Duration, fn func(*rand.Rand) error) *stats {
 					return
 				}
 				err := fn(r)
-				calls[w]++
 				if start.Before(warm) {
 					continue
 				}
@@ -289,7 +288,6 @@ func drive(workers int, d time.Duration, fn func(*rand.Rand) error) *stats {
 	for w := range workers {
 		s.lat = append(s.lat, all[w]...)
 		s.errors += errs[w]
-		s.calls += calls[w]
 	}
 	slices.Sort(s.lat)
 	return s
@@ -299,11 +297,7 @@ type stats struct {
 	lat     []time.Duration
 	errors  int
 	elapsed time.Duration
-	calls   int // warm-up included, for costs per call
 }
-
-// n is the number of calls made, warm-up included.
-func (s *stats) n() int { return s.calls }
 
 func (s *stats) rps() float64 { return float64(len(s.lat)) / s.elapsed.Seconds() }
 

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -78,7 +77,8 @@ func itemsAPI() (upstream, spec string, cleanup func()) {
 	return upstream, spec, func() { stopUpstream(); os.RemoveAll(dir) }
 }
 
-func runOpenAPIBench(ctx context.Context, clients int, d time.Duration, version string) {
+// cpuProfile, if set, receives a CPU profile of the rounds.
+func runOpenAPIBench(ctx context.Context, clients int, d time.Duration, version, cpuProfile string) {
 	upstream, spec, cleanup := itemsAPI()
 	defer cleanup()
 
@@ -109,30 +109,42 @@ func runOpenAPIBench(ctx context.Context, clients int, d time.Duration, version 
 
 	fmt.Printf("edgemcp openapi bench: %d clients, %s per side, upstream answer %d bytes, MCP answer %d bytes, GOMAXPROCS=%d\n",
 		clients, d, direct, len(probe), runtime.GOMAXPROCS(0))
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+	}
 	proxy, tool := &stats{}, &stats{}
 	var proxyConns, toolConns int64
+	var proxyCost, toolCost cost
 	for range benchRounds {
 		n := upstreamConns.Load()
-		proxy.merge(drive(clients, d/benchRounds, func(r *rand.Rand) error {
+		st, c := driveCost(clients, d/benchRounds, func(r *rand.Rand) error {
 			_, err := getItem(ctx, client, base+"/v1/items/"+strconv.FormatInt(r.Int64N(10000)+1, 10))
 			return err
-		}))
+		})
+		proxy.merge(st)
+		proxyCost.merge(c)
 		proxyConns += upstreamConns.Load() - n
 		n = upstreamConns.Load()
-		tool.merge(drive(clients, d/benchRounds, func(r *rand.Rand) error {
+		st, c = driveCost(clients, d/benchRounds, func(r *rand.Rand) error {
 			s := sessions[r.IntN(clients)]
 			res, _, err := s.post(ctx, itemCallBody(s.seq.Add(1), r.Int64N(10000)+1))
 			if err == nil && !bytes.Contains(res, []byte(`"structuredContent"`)) {
 				err = fmt.Errorf("api_getItem: %.200s", res)
 			}
 			return err
-		}))
+		})
+		tool.merge(st)
+		toolCost.merge(c)
 		toolConns += upstreamConns.Load() - n
 	}
+	pprof.StopCPUProfile()
 	proxy.print("caddy reverse_proxy")
 	tool.print("edgemcp openapi tool")
 	fmt.Printf("connections the upstream accepted: %d from reverse_proxy, %d from the openapi tool\n", proxyConns, toolConns)
-	fmt.Printf("ratio: openapi tool/reverse_proxy = %.2f\n", tool.rps()/proxy.rps())
+	fmt.Printf("ratio: openapi tool/reverse_proxy = %.2f (target ≥ 0.7)\n", tool.rps()/proxy.rps())
+	printCostRatio("reverse_proxy", proxyCost, "openapi tool", toolCost)
 }
 
 func itemCallBody(id, item int64) string {
@@ -189,10 +201,10 @@ func runSpecBench(ctx context.Context, spec string, d time.Duration, version, cp
 		check(pprof.StartCPUProfile(f))
 	}
 	for range 3 {
-		start, cpu := time.Now(), processCPU()
+		start, cpu := time.Now(), sampleCost().cpu
 		base = loadSite(port, site)
 		loads = append(loads, time.Since(start))
-		cpus = append(cpus, processCPU()-cpu)
+		cpus = append(cpus, sampleCost().cpu-cpu)
 		transport.CloseIdleConnections()
 		heaps = append(heaps, heap())
 	}
@@ -236,21 +248,16 @@ func runSpecBench(ctx context.Context, spec string, d time.Duration, version, cp
 	lists.print("tools/list")
 }
 
-// processCPU is the CPU time (user and system) the process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
+// printCostRatio prints what a call cost on each side (the upstream and
+// the load driver run in the process too, alike for both sides) and the
+// ratio of the CPU per call, which unlike requests/s does not move with
+// other work on the machine.
+func printCostRatio(baseName string, base cost, name string, c cost) {
+	fmt.Printf("%s: %s\n%s: %s\n", baseName, &base, name, &c)
+	if base.calls > 0 && c.calls > 0 && c.cpu > 0 {
+		fmt.Printf("CPU per call ratio %s/%s = %.2f\n", baseName, name,
+			(float64(base.cpu)/float64(base.calls))/(float64(c.cpu)/float64(c.calls)))
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// perRequest is a round's CPU time over its requests.
-func perRequest(cpu time.Duration, s *stats) string {
-	if s.n() == 0 {
-		return "-"
-	}
-	return (cpu / time.Duration(s.n())).Round(100 * time.Nanosecond).String()
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
@@ -312,28 +319,27 @@ func runOpenAPICacheBench(ctx context.Context, clients int, d time.Duration, hot
 		check(pprof.StartCPUProfile(f))
 	}
 	respond, hits := &stats{}, &stats{}
-	var respondCPU, hitsCPU time.Duration
+	var respondCost, hitsCost cost
 	for range benchRounds {
-		cpu := processCPU()
-		respond.merge(drive(clients, d/benchRounds, func(r *rand.Rand) error {
+		st, c := driveCost(clients, d/benchRounds, func(r *rand.Rand) error {
 			return postRespond(ctx, client, base+"/respond", itemCallBody(r.Int64(), r.Int64N(int64(hot))+1))
-		}))
-		respondCPU += processCPU() - cpu
-		cpu = processCPU()
-		hits.merge(drive(clients, d/benchRounds, func(r *rand.Rand) error {
+		})
+		respond.merge(st)
+		respondCost.merge(c)
+		st, c = driveCost(clients, d/benchRounds, func(r *rand.Rand) error {
 			s := sessions[r.IntN(clients)]
 			res, _, err := s.post(ctx, itemCallBody(s.seq.Add(1), r.Int64N(int64(hot))+1))
 			if err == nil && !bytes.Contains(res, []byte(`"structuredContent"`)) {
 				err = fmt.Errorf("api_getItem: %.200s", res)
 			}
 			return err
-		}))
-		hitsCPU += processCPU() - cpu
+		})
+		hits.merge(st)
+		hitsCost.merge(c)
 	}
 	pprof.StopCPUProfile()
 	respond.print("caddy respond")
 	hits.print("edgemcp openapi tool, cache hits")
 	fmt.Printf("ratio: cached openapi tool/respond = %.2f (target ≥ 0.7)\n", hits.rps()/respond.rps())
-	fmt.Printf("CPU per request (server and client): respond %s, cache hit %s; ratio %.2f\n",
-		perRequest(respondCPU, respond), perRequest(hitsCPU, hits), float64(respondCPU)/float64(respond.n())/(float64(hitsCPU)/float64(hits.n())))
+	printCostRatio("respond", respondCost, "cache hit", hitsCost)
 }
