@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -166,17 +167,14 @@ func result(u *url.URL, res *http.Response, body []byte) (*pipeline.Result, erro
 	}
 	switch {
 	case isJSON(mt):
+		if obj := bytes.TrimSpace(body); len(obj) > 0 && obj[0] == '{' {
+			return objectResult(obj, meta)
+		}
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err != nil {
 			return nil, upstream.Failed("upstream sent invalid JSON", err)
-		}
-		if obj, ok := v.(map[string]any); ok {
-			return native(map[string]any{
-				"content":           []any{map[string]any{"type": "text", "text": string(bytes.TrimSpace(body))}},
-				"structuredContent": obj,
-			}, meta)
 		}
 		return &pipeline.Result{Value: v, Meta: meta}, nil
 	case strings.HasPrefix(mt, "text/") || mt == "application/xml" || strings.HasSuffix(mt, "+xml"):
@@ -201,6 +199,27 @@ func result(u *url.URL, res *http.Response, body []byte) (*pipeline.Result, erro
 func resourceURI(u *url.URL) string {
 	c := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
 	return c.String()
+}
+
+// objectResult is the result of a JSON object answer: the object as the
+// text block and as structuredContent, encoded once here as mcp-go encodes
+// a CallToolResult (marked Canonical, so that the gateway writes these
+// bytes instead of decoding and encoding the result again, which cost more
+// CPU than the rest of a call's handling). The object is passed on as the
+// upstream wrote it, compacted: its keys in their order, its numbers as
+// written.
+func objectResult(obj []byte, meta map[string]any) (*pipeline.Result, error) {
+	if !json.Valid(obj) {
+		return nil, upstream.Failed("upstream sent invalid JSON", nil)
+	}
+	b, err := json.Marshal(mcp.CallToolResult{
+		Content:              []mcp.Content{mcp.NewTextContent(string(obj))},
+		RawStructuredContent: json.RawMessage(obj),
+	})
+	if err != nil {
+		return nil, upstream.Failed("upstream response cannot be encoded", err)
+	}
+	return &pipeline.Result{Native: b, Canonical: true, Meta: meta}, nil
 }
 
 func native(v map[string]any, meta map[string]any) (*pipeline.Result, error) {
