@@ -55,6 +55,11 @@ type conn struct {
 	cat   pipeline.SourceCatalog // resources, templates, prompts (resources.go)
 	vers  int64                  // counts the tool lists set
 	subs  map[*Source]func()
+	// Resource subscriptions (subscribe.go), under mu: the downstream
+	// sessions subscribed to each URI, and each config's delivery.
+	watched   map[string]map[string]struct{}
+	onUpdated map[*Source]func(uri string, sessions []string)
+	watchMu   sync.Mutex // one upstream subscribe or unsubscribe at a time
 
 	trOnce sync.Once
 	tr     *http.Transport // HTTP sources: shared by the sessions (httpTransport)
@@ -83,7 +88,8 @@ type session struct {
 // background.
 func open(set *settings, log *zap.Logger) (*conn, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &conn{set: set, log: log, ctx: ctx, cancel: cancel, subs: map[*Source]func(){}, backoff: set.backoff}
+	c := &conn{set: set, log: log, ctx: ctx, cancel: cancel, subs: map[*Source]func(){},
+		watched: map[string]map[string]struct{}{}, onUpdated: map[*Source]func(string, []string){}, backoff: set.backoff}
 	if _, err := c.ensure(ctx); err != nil {
 		if set.required {
 			cancel()
@@ -124,6 +130,7 @@ func (c *conn) subscribe(src *Source, changed func()) {
 func (c *conn) unsubscribe(src *Source) {
 	c.mu.Lock()
 	delete(c.subs, src)
+	delete(c.onUpdated, src)
 	c.mu.Unlock()
 }
 
@@ -203,6 +210,7 @@ func (c *conn) ensure(ctx context.Context) (*session, error) {
 	if s.cmd != nil {
 		go c.watch(s)
 	}
+	go c.resubscribe(s) // subscribe.go
 	c.changed()
 	return s, nil
 }
@@ -391,6 +399,10 @@ func (s *session) initialize(ctx context.Context, c *conn) error {
 	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
 			go c.relist(s)
+			return
+		}
+		if n.Method == string(mcp.MethodNotificationResourceUpdated) {
+			c.resourceUpdated(n) // subscribe.go
 			return
 		}
 		c.catalogChanged(s, n) // resources.go
