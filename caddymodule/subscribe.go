@@ -193,33 +193,36 @@ func (s *subscribers) has(id string) bool {
 	return ok
 }
 
-// track counts a request (or stream) of a session with subscriptions as
-// activity; the returned function runs once mcp-go has answered it, and
-// ends the session's subscriptions when that was its DELETE.
+// trackSubscriber counts a request (or stream) of a session with
+// subscriptions as activity until the returned function runs. A DELETE of
+// a valid session ends its subscriptions first, so that they are gone
+// upstream by the time the client has its answer.
 func (h *Handler) trackSubscriber(r *http.Request) func() {
 	id := r.Header.Get(server.HeaderKeySessionID)
 	if h.subs == nil || id == "" {
 		return func() {}
 	}
 	s := h.subs
+	if r.Method == http.MethodDelete {
+		if h.sessionIDs.verify(id) {
+			s.end(id)
+		}
+		return func() {}
+	}
 	s.mu.Lock()
 	ss := s.sessions[id]
 	if ss != nil {
 		ss.busy++
 	}
 	s.mu.Unlock()
+	if ss == nil {
+		return func() {}
+	}
 	return func() {
-		if ss != nil {
-			s.mu.Lock()
-			ss.busy--
-			ss.last = time.Now()
-			s.mu.Unlock()
-		}
-		if r.Method == http.MethodDelete {
-			if ended, err := h.sessionIDs.Validate(id); err == nil && ended {
-				s.end(id)
-			}
-		}
+		s.mu.Lock()
+		ss.busy--
+		ss.last = time.Now()
+		s.mu.Unlock()
 	}
 }
 
