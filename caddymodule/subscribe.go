@@ -2,7 +2,9 @@ package caddymodule
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -244,10 +246,7 @@ func (s *subscribers) end(id string) {
 func (s *subscribers) close() {
 	s.stop()
 	s.mu.Lock()
-	ids := make([]string, 0, len(s.sessions))
-	for id := range s.sessions {
-		ids = append(ids, id)
-	}
+	ids := slices.Collect(maps.Keys(s.sessions))
 	s.mu.Unlock()
 	for _, id := range ids {
 		s.end(id)

@@ -2,7 +2,8 @@ package mcp
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
@@ -126,19 +127,12 @@ func (c *conn) leave(uri, session string) bool {
 func (c *conn) resourceUpdated(n mcp.JSONRPCNotification) {
 	uri, _ := n.Params.AdditionalFields["uri"].(string)
 	c.mu.Lock()
-	sessions := make([]string, 0, len(c.watched[uri]))
-	for id := range c.watched[uri] {
-		sessions = append(sessions, id)
-	}
-	fns := make([]func(string, []string), 0, len(c.onUpdated))
-	for _, f := range c.onUpdated {
-		fns = append(fns, f)
-	}
+	sessions := slices.Sorted(maps.Keys(c.watched[uri]))
+	fns := slices.Collect(maps.Values(c.onUpdated))
 	c.mu.Unlock()
 	if len(sessions) == 0 {
 		return // nobody subscribed (any more)
 	}
-	sort.Strings(sessions)
 	for _, f := range fns {
 		f(uri, sessions)
 	}
@@ -150,10 +144,7 @@ func (c *conn) resubscribe(s *session) {
 	c.watchMu.Lock()
 	defer c.watchMu.Unlock()
 	c.mu.Lock()
-	uris := make([]string, 0, len(c.watched))
-	for uri := range c.watched {
-		uris = append(uris, uri)
-	}
+	uris := slices.Collect(maps.Keys(c.watched))
 	c.mu.Unlock()
 	for _, uri := range uris {
 		ctx, cancel := context.WithTimeout(c.ctx, listTimeout)
