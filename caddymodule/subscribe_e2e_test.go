@@ -3,13 +3,18 @@
 package caddymodule
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -196,6 +201,55 @@ func TestResourceSubscribeThroughMCPSource(t *testing.T) {
 		t.Fatalf("upstream on the template's URI: %s", got)
 	}
 	b.waitUpdates(t, "b", watchedURI, textURI, textURI, tmplURI)
+}
+
+// TestResourceSubscribeMCPGoClient: mcp-go's Go client, listening on its
+// GET stream, subscribes through its own API and gets the update.
+func TestResourceSubscribeMCPGoClient(t *testing.T) {
+	up := startConformanceUpstream(t)
+	g := startGateway(t, subscribeCaddyfile(t, fmt.Sprintf("source conf mcp %s", up)))
+	ctl := g.rawSession(t, subVersion)
+	c, err := client.NewStreamableHttpClient(g.URL, transport.WithContinuousListening())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	var updated atomic.Value
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationResourceUpdated) {
+			updated.Store(n.Params.AdditionalFields["uri"])
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = subVersion
+	req.Params.ClientInfo = mcp.Implementation{Name: "edgemcp-test", Version: "1"}
+	res, err := c.Initialize(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Capabilities.Resources; r == nil || !r.Subscribe {
+		t.Fatalf("resources capability without subscribe: %+v", r)
+	}
+	if err := c.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: watchedURI}}); err != nil {
+		t.Fatal(err)
+	}
+	// Until the client's GET stream and the gateway's own from the
+	// upstream are open, an update reaches nobody: send until one arrives.
+	waitFor(t, "the update through mcp-go's client", func() bool {
+		notify(t, ctl, watchedURI)
+		return updated.Load() == watchedURI
+	})
+	if err := c.Unsubscribe(ctx, mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: watchedURI}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := notify(t, ctl, watchedURI); got != "notified 0 sessions" {
+		t.Fatalf("upstream after the unsubscribe: %s", got)
+	}
 }
 
 // TestResourceSubscribeCodes reads the exact answers: a declared resource
