@@ -13,20 +13,24 @@ import (
 	"testing"
 )
 
-// conformanceToolScenarios are the suite's server scenarios about tools
-// and what travels during a call. resources-*, prompts-* and completion
-// need the upstream's resources and prompts, which MCP sources do not
-// aggregate here.
-var conformanceToolScenarios = []string{
+// conformanceScenarios are the suite's server scenarios (`conformance
+// list --server`, 0.1.16): tools and what travels during a call,
+// resources (with subscriptions), prompts, completion, the SSE stream
+// scenarios and DNS rebinding protection. The fixture has what each needs.
+var conformanceScenarios = []string{
 	"server-initialize", "ping", "tools-list", "logging-set-level",
 	"tools-call-simple-text", "tools-call-image", "tools-call-audio", "tools-call-embedded-resource",
 	"tools-call-mixed-content", "tools-call-error", "tools-call-with-logging", "tools-call-with-progress",
 	"tools-call-sampling", "tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums",
 	"json-schema-2020-12",
+	"resources-list", "resources-read-text", "resources-read-binary", "resources-templates-read",
+	"resources-subscribe", "resources-unsubscribe",
+	"prompts-list", "prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource", "prompts-get-with-image",
+	"completion-complete", "server-sse-polling", "server-sse-multiple-streams", "dns-rebinding-protection",
 }
 
 // startConformanceUpstream runs tests/node/conformance-upstream.mjs (the
-// suite's fixture tools on the TypeScript SDK) and returns its endpoint.
+// suite's fixtures on the TypeScript SDK) and returns its endpoint.
 func startConformanceUpstream(t *testing.T) string {
 	t.Helper()
 	dir := nodeDir(t)
@@ -69,10 +73,10 @@ func runConformance(t *testing.T, url string, scenarios []string) (map[string]bo
 	return passed, string(out)
 }
 
-// TestConformanceThroughMCPSource: the official conformance suite's tool
+// TestConformanceThroughMCPSource: the official conformance suite's server
 // scenarios run against an upstream MCP server directly and through the
 // gateway fronting it as an MCP source (prefix off: the scenarios look
-// tools up by the upstream's names). Every scenario passes both ways; the
+// tools and prompts up by the upstream's names; resources keep their URIs). Every scenario passes both ways; the
 // scenarios run one after another from new sessions, so the upstream's log
 // messages must reach the session whose call is in flight, not the one
 // that called just before.
@@ -85,10 +89,10 @@ func TestConformanceThroughMCPSource(t *testing.T) {
 		}
 	}
 }`, up))
-	direct, _ := runConformance(t, up, conformanceToolScenarios)
-	proxied, out := runConformance(t, g.URL, conformanceToolScenarios)
+	direct, _ := runConformance(t, up, conformanceScenarios)
+	proxied, out := runConformance(t, g.URL, conformanceScenarios)
 	var both, onlyDirect []string
-	for _, s := range conformanceToolScenarios {
+	for _, s := range conformanceScenarios {
 		switch {
 		case direct[s] && proxied[s]:
 			both = append(both, s)
@@ -97,7 +101,7 @@ func TestConformanceThroughMCPSource(t *testing.T) {
 		}
 	}
 	t.Logf("pass directly and through the gateway: %s", strings.Join(both, " "))
-	for _, s := range conformanceToolScenarios {
+	for _, s := range conformanceScenarios {
 		if direct[s] != proxied[s] {
 			t.Logf("%s: directly %v, through the gateway %v", s, direct[s], proxied[s])
 		}
@@ -105,7 +109,7 @@ func TestConformanceThroughMCPSource(t *testing.T) {
 	if len(onlyDirect) > 0 {
 		t.Errorf("pass directly but not through the gateway: %v\n%s", onlyDirect, indent(out))
 	}
-	if len(both) < len(conformanceToolScenarios) {
+	if len(both) < len(conformanceScenarios) {
 		t.Errorf("only %d scenarios pass both ways", len(both))
 	}
 }

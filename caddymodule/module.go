@@ -123,6 +123,8 @@ type Handler struct {
 	prompts        []*pipeline.Prompt // prompts.go
 	promptByName   map[string]*pipeline.Prompt
 	upstream       *upstreamHolder // the sources' resources and prompts (upstream_catalog.go)
+	canSubscribe   bool            // resources/subscribe declared (subscribe.go)
+	subs           *subscribers
 }
 
 // CaddyModule returns the Caddy module information.
@@ -260,10 +262,17 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	h.setTools(reg)
 	h.provisionObservability(ctx, conns)
+	h.canSubscribe = h.subscribable()
 	h.mcp, h.streamable = h.newMCPServer(ctx)
+	h.provisionSubscriptions()
 	if h.MaxSessions > 0 {
-		streamable := h.streamable
-		h.sessions = newSessionLimit(h.MaxSessions, h.sessionIdleTimeout(), func(id string) { endSession(streamable, id) })
+		streamable, subs := h.streamable, h.subs
+		h.sessions = newSessionLimit(h.MaxSessions, h.sessionIdleTimeout(), func(id string) {
+			endSession(streamable, id)
+			if subs != nil {
+				subs.end(id)
+			}
+		})
 	}
 	h.watchSources()
 	h.logger.Debug("mcp endpoint provisioned", zap.Int("tools", len(reg.engine.Tools())), zap.Int("connectors", len(conns)))
@@ -312,6 +321,9 @@ func (h *Handler) Cleanup() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = h.streamable.Shutdown(ctx)
 		cancel()
+	}
+	if h.subs != nil {
+		h.subs.close()
 	}
 	h.cleanupCache()
 	h.cleanupRateLimits()

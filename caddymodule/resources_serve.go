@@ -69,6 +69,7 @@ func (h *Handler) provisionPrompts(repl *caddy.Replacer) error {
 func (h *Handler) resourcePromptOptions() []server.ServerOption {
 	hooks := &server.Hooks{}
 	h.resourceHooks(hooks)
+	h.subscribeHooks(hooks) // subscribe.go
 	opts := []server.ServerOption{
 		server.WithHooks(hooks),
 		server.WithPromptFilter(h.promptFilter),
@@ -76,7 +77,7 @@ func (h *Handler) resourcePromptOptions() []server.ServerOption {
 	// A source's lists change with its upstream's (upstream_catalog.go).
 	changing := len(h.catalogSources()) > 0
 	if h.servesResources() {
-		opts = append(opts, server.WithResourceCapabilities(false, changing))
+		opts = append(opts, server.WithResourceCapabilities(h.subscribable(), changing)) // subscribe.go
 	}
 	if h.servesPrompts() {
 		opts = append(opts, server.WithPromptCapabilities(changing))
@@ -180,19 +181,23 @@ func completion(values []string) *mcp.Completion {
 	return &mcp.Completion{Values: values, Total: len(values)}
 }
 
-// inspectRead notes a resources/read or prompts/get, so that the handler's
-// failure reaches the wire with its own code (wire.go rewrites mcp-go's
-// -32603 for that id); nil for anything else.
+// inspectRead notes a resources/read, prompts/get, resources/subscribe or
+// resources/unsubscribe, so that the handler's (or hook's) failure reaches
+// the wire with its own code (wire.go rewrites mcp-go's answer for that
+// id); nil for anything else.
 func inspectRead(body []byte, r *http.Request) *callState {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
-	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 ||
-		(msg.Method != string(mcp.MethodResourcesRead) && msg.Method != string(mcp.MethodPromptsGet)) {
+	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
 		return nil
 	}
-	st := &callState{header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS, rawID: msg.ID}
+	subscribe := msg.Method == string(mcp.MethodResourcesSubscribe) || msg.Method == string(mcp.MethodResourcesUnsubscribe)
+	if msg.Method != string(mcp.MethodResourcesRead) && msg.Method != string(mcp.MethodPromptsGet) && !subscribe {
+		return nil
+	}
+	st := &callState{header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS, rawID: msg.ID, overrides: subscribe}
 	_ = json.Unmarshal(msg.ID, &st.id)
 	return st
 }

@@ -30,9 +30,11 @@ type upstreamCatalog struct {
 	templates []server.ServerResourceTemplate
 	prompts   []server.ServerPrompt
 	// Where completion/complete goes: a prompt's source and original name,
-	// a template's source.
+	// a template's source; where resources/subscribe goes: a resource's
+	// source (subscribe.go).
 	promptOrigin   map[string]upstreamPrompt
 	templateOrigin map[string]pipeline.CatalogSource
+	resourceOrigin map[string]pipeline.CatalogSource
 }
 
 type upstreamPrompt struct {
@@ -59,7 +61,8 @@ func (h *Handler) catalogSources() []loadedSource {
 
 // buildUpstreamCatalog reads every catalog source as it is now.
 func (h *Handler) buildUpstreamCatalog() (*upstreamCatalog, error) {
-	out := &upstreamCatalog{promptOrigin: map[string]upstreamPrompt{}, templateOrigin: map[string]pipeline.CatalogSource{}}
+	out := &upstreamCatalog{promptOrigin: map[string]upstreamPrompt{}, templateOrigin: map[string]pipeline.CatalogSource{},
+		resourceOrigin: map[string]pipeline.CatalogSource{}}
 	owner := map[string]string{} // URI or template → its origin
 	for _, r := range h.resources {
 		owner[r.config.URI] = "a declared resource"
@@ -95,6 +98,7 @@ func (h *Handler) buildUpstreamCatalog() (*upstreamCatalog, error) {
 			} else if !ok {
 				continue
 			}
+			out.resourceOrigin[r.URI] = cs
 			out.resources = append(out.resources, server.ServerResource{Resource: r, Handler: h.forwardRead(cs)})
 		}
 		for _, raw := range cat.Templates {
@@ -116,7 +120,7 @@ func (h *Handler) buildUpstreamCatalog() (*upstreamCatalog, error) {
 				return nil, fmt.Errorf("%s: a prompt the server listed is not valid: %s", origin, truncate(raw))
 			}
 			original := p.Name
-			p.Name = pipeline.ToolName(s.name, original)
+			p.Name = pipeline.ToolName(s.cfg.namespace(), original) // prefix applies as to tools
 			if o, taken := prompts[p.Name]; taken {
 				return nil, fmt.Errorf("%s: its prompt %q is named %q, the name of %s", origin, original, p.Name, o)
 			}

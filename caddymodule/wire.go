@@ -26,9 +26,12 @@ import (
 
 // callState is what the HTTP layer knows about one tools/call.
 type callState struct {
-	id         any             // the JSON-RPC id, decoded
-	rawID      json.RawMessage // as sent, for a direct answer
-	direct     bool            // plain enough to be answered without mcp-go
+	id     any             // the JSON-RPC id, decoded
+	rawID  json.RawMessage // as sent, for a direct answer
+	direct bool            // plain enough to be answered without mcp-go
+	// overrides: a failure replaces even a result (resources/subscribe,
+	// whose mcp-go handler always succeeds: subscribe.go refuses in a hook).
+	overrides  bool
 	name       string
 	args       map[string]any
 	header     http.Header
@@ -79,6 +82,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if h.sessions != nil {
 		defer h.trackSession(w, r)()
 	}
+	defer h.trackSubscriber(r)() // subscribe.go
 	mw := &mcpWriter{inner: w}
 	if r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.MaxBodySize))
@@ -192,7 +196,7 @@ func (m *mcpWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	if m.st != nil && !m.done {
 		if perr := m.st.failure(); perr != nil {
-			if out, ok := rewriteError(p, m.st.id, perr); ok {
+			if out, ok := rewriteError(p, m.st.id, perr, m.st.overrides); ok {
 				p, m.done = out, true
 			}
 		}
@@ -207,15 +211,16 @@ func (m *mcpWriter) Flush() {
 	_ = http.NewResponseController(m.inner).Flush()
 }
 
-// rewriteError replaces the error object of the JSON-RPC response with the
-// given id, in a JSON body or in one SSE event. Anything else is left alone.
-func rewriteError(p []byte, id any, perr *pipeline.Error) ([]byte, bool) {
+// rewriteError replaces the error object (with overrides, also the result)
+// of the JSON-RPC response with the given id, in a JSON body or in one SSE
+// event. Anything else is left alone.
+func rewriteError(p []byte, id any, perr *pipeline.Error, overrides bool) ([]byte, bool) {
 	const dataPrefix = "data: "
 	if bytes.HasPrefix(p, []byte("event:")) || bytes.HasPrefix(p, []byte("id:")) || bytes.HasPrefix(p, []byte(dataPrefix)) {
 		lines := bytes.Split(p, []byte("\n"))
 		for i, line := range lines {
 			if payload, ok := bytes.CutPrefix(line, []byte(dataPrefix)); ok {
-				if out, ok := rewriteJSON(payload, id, perr); ok {
+				if out, ok := rewriteJSON(payload, id, perr, overrides); ok {
 					lines[i] = append([]byte(dataPrefix), out...)
 					return bytes.Join(lines, []byte("\n")), true
 				}
@@ -224,20 +229,21 @@ func rewriteError(p []byte, id any, perr *pipeline.Error) ([]byte, bool) {
 		return p, false
 	}
 	trimmed := bytes.TrimRight(p, "\n")
-	out, ok := rewriteJSON(trimmed, id, perr)
+	out, ok := rewriteJSON(trimmed, id, perr, overrides)
 	if !ok {
 		return p, false
 	}
 	return append(out, p[len(trimmed):]...), true
 }
 
-func rewriteJSON(p []byte, id any, perr *pipeline.Error) ([]byte, bool) {
+func rewriteJSON(p []byte, id any, perr *pipeline.Error, overrides bool) ([]byte, bool) {
 	var resp struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   json.RawMessage `json:"error"`
+		Result  json.RawMessage `json:"result"`
 	}
-	if json.Unmarshal(p, &resp) != nil || len(resp.Error) == 0 {
+	if json.Unmarshal(p, &resp) != nil || (len(resp.Error) == 0 && !(overrides && len(resp.Result) > 0)) {
 		return nil, false
 	}
 	var got any

@@ -29,3 +29,25 @@ type SourceCatalog struct {
 	Templates []json.RawMessage
 	Prompts   []json.RawMessage
 }
+
+// ResourceSubscriber is a CatalogSource whose upstream may take
+// resources/subscribe. The gateway passes its clients' subscriptions on,
+// by downstream session, and the upstream's notifications/resources/updated
+// back to exactly the sessions subscribed to that URI.
+type ResourceSubscriber interface {
+	// Subscribable reports whether the upstream declared the resources
+	// capability with subscribe.
+	Subscribable() bool
+	// SubscribeResource records that session subscribed to uri; the first
+	// session to subscribe to a URI subscribes upstream, and an upstream
+	// refusal is returned (nothing is recorded then).
+	SubscribeResource(ctx context.Context, uri, session string) error
+	// UnsubscribeResource removes that subscription; when no session is
+	// left on uri the source unsubscribes upstream.
+	UnsubscribeResource(ctx context.Context, uri, session string) error
+	// EndSession removes every subscription of a session that ended.
+	EndSession(session string)
+	// OnResourceUpdated sets what the source calls when the upstream says
+	// uri changed, with the sessions subscribed to it.
+	OnResourceUpdated(updated func(uri string, sessions []string))
+}

@@ -55,6 +55,11 @@ type conn struct {
 	cat   pipeline.SourceCatalog // resources, templates, prompts (resources.go)
 	vers  int64                  // counts the tool lists set
 	subs  map[*Source]func()
+	// Resource subscriptions (subscribe.go), under mu: the downstream
+	// sessions subscribed to each URI, and each config's delivery.
+	watched   map[string]map[string]struct{}
+	onUpdated map[*Source]func(uri string, sessions []string)
+	watchMu   sync.Mutex // one upstream subscribe or unsubscribe at a time
 
 	trOnce sync.Once
 	tr     *http.Transport // HTTP sources: shared by the sessions (httpTransport)
@@ -88,7 +93,8 @@ type session struct {
 // background.
 func open(set *settings, log *zap.Logger) (*conn, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &conn{set: set, log: log, ctx: ctx, cancel: cancel, subs: map[*Source]func(){}, backoff: set.backoff}
+	c := &conn{set: set, log: log, ctx: ctx, cancel: cancel, subs: map[*Source]func(){},
+		watched: map[string]map[string]struct{}{}, onUpdated: map[*Source]func(string, []string){}, backoff: set.backoff}
 	if set.perCaller {
 		c.callers = newCallers(c, set.maxCallers, set.callerIdle)
 		go c.callers.run()
@@ -136,6 +142,7 @@ func (c *conn) subscribe(src *Source, changed func()) {
 func (c *conn) unsubscribe(src *Source) {
 	c.mu.Lock()
 	delete(c.subs, src)
+	delete(c.onUpdated, src)
 	c.mu.Unlock()
 }
 
@@ -215,6 +222,7 @@ func (c *conn) ensure(ctx context.Context) (*session, error) {
 	if s.cmd != nil {
 		go c.watch(s)
 	}
+	go c.resubscribe(s) // subscribe.go
 	c.changed()
 	return s, nil
 }
@@ -423,6 +431,10 @@ func (s *session) initialize(ctx context.Context, c *conn) error {
 				on = shared
 			}
 			go c.relist(on)
+			return
+		}
+		if n.Method == string(mcp.MethodNotificationResourceUpdated) {
+			c.resourceUpdated(n) // subscribe.go
 			return
 		}
 		if !s.caller {

@@ -1,21 +1,37 @@
 // conformance-upstream.mjs — an MCP server, built on the official TypeScript SDK, with the
-// fixture tools the conformance suite's tool scenarios call (test_simple_text,
-// test_tool_with_progress, test_sampling, ...), served over streamable HTTP:
+// fixtures the conformance suite's server scenarios use (tools test_simple_text,
+// test_tool_with_progress, test_sampling, ...; resources test://static-text, a template,
+// test://watched-resource to subscribe to; prompts test_simple_prompt, ...; completion),
+// served over streamable HTTP:
 //
 //   node conformance-upstream.mjs <port>
 //
 // The suite's scenarios run against it directly and against the gateway fronting it as
 // an MCP source (caddymodule/forward_conformance_test.go): what passes directly must pass
 // through the gateway. Prints "listening <port>" on stdout once it listens.
+//
+// Beyond the suite: the tool notify_resource_updated {uri} sends
+// notifications/resources/updated to every session subscribed to uri and answers
+// "notified N sessions", so a test can both trigger updates and see what the gateway
+// subscribed upstream.
 import { createServer } from "node:http";
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   CreateMessageResultSchema,
   ElicitResultSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
 const port = Number(process.argv[2]);
@@ -128,10 +144,96 @@ const tools = [
       $defs: { address: { type: "object", properties: { street: { type: "string" }, city: { type: "string" } } } },
       properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } }, additionalProperties: false },
     run: async (args) => text(`Hello ${args.name ?? "nobody"}`) },
+  { name: "notify_resource_updated", description: "Tells the sessions subscribed to uri that it changed",
+    inputSchema: { type: "object", properties: { uri: { type: "string" } }, required: ["uri"] },
+    run: async (args) => {
+      const subscribed = [...(watchers.get(args.uri) ?? [])];
+      await Promise.all(subscribed.map((s) => s.sendResourceUpdated({ uri: args.uri })));
+      return text(`notified ${subscribed.length} sessions`);
+    } },
 ];
 
+const resources = [
+  { uri: "test://static-text", name: "static-text", description: "A static text resource", mimeType: "text/plain",
+    read: () => ({ text: "This is the content of the static text resource." }) },
+  { uri: "test://static-binary", name: "static-binary", description: "A static binary resource", mimeType: "image/png",
+    read: () => ({ blob: png }) },
+  { uri: "test://watched-resource", name: "watched-resource", description: "A resource to subscribe to", mimeType: "text/plain",
+    read: () => ({ text: "Watched resource content." }) },
+];
+const templateRe = /^test:\/\/template\/([^/]+)\/data$/;
+const readResource = (uri) => {
+  const r = resources.find((r) => r.uri === uri);
+  if (r) return { uri, mimeType: r.mimeType, ...r.read() };
+  const m = templateRe.exec(uri);
+  if (m) return { uri, mimeType: "application/json", text: JSON.stringify({ id: m[1], templateTest: true, data: `Data for ID: ${m[1]}` }) };
+  return undefined;
+};
+
+const userText = (t) => ({ role: "user", content: { type: "text", text: t } });
+const prompts = [
+  { name: "test_simple_prompt", description: "A simple prompt without arguments",
+    get: () => [userText("This is a simple prompt for testing.")] },
+  { name: "test_prompt_with_arguments", description: "A prompt with two required arguments",
+    arguments: [{ name: "arg1", description: "First test argument", required: true },
+      { name: "arg2", description: "Second test argument", required: true }],
+    get: (a) => [userText(`Prompt with arguments: arg1='${a.arg1}', arg2='${a.arg2}'`)] },
+  { name: "test_prompt_with_embedded_resource", description: "A prompt with an embedded resource",
+    arguments: [{ name: "resourceUri", description: "URI of the resource to embed", required: true }],
+    get: (a) => [
+      { role: "user", content: { type: "resource", resource: { uri: a.resourceUri, mimeType: "text/plain", text: "Embedded resource content for testing." } } },
+      userText("Please process the embedded resource above."),
+    ] },
+  { name: "test_prompt_with_image", description: "A prompt with an image",
+    get: () => [{ role: "user", content: { type: "image", data: png, mimeType: "image/png" } }, userText("Please analyze the image above.")] },
+];
+const completions = ["paris", "park", "party", "test", "testing"];
+
+// The sessions (one Server each) subscribed to each URI.
+const watchers = new Map();
+const unwatch = (uri, server) => {
+  watchers.get(uri)?.delete(server);
+  if (watchers.get(uri)?.size === 0) watchers.delete(uri);
+};
+
 function newServer() {
-  const server = new Server({ name: "conformance-upstream", version: "1.0.0" }, { capabilities: { tools: {}, logging: {} } });
+  const server = new Server({ name: "conformance-upstream", version: "1.0.0" },
+    { capabilities: { tools: {}, logging: {}, resources: { subscribe: true }, prompts: {}, completions: {} } });
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    resources: resources.map(({ uri, name, description, mimeType }) => ({ uri, name, description, mimeType })),
+  }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+    resourceTemplates: [{ uriTemplate: "test://template/{id}/data", name: "template-data",
+      description: "Data for one id", mimeType: "application/json" }],
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
+    const contents = readResource(req.params.uri);
+    if (!contents) throw new McpError(-32002, `Resource not found: ${req.params.uri}`);
+    return { contents: [contents] };
+  });
+  server.setRequestHandler(SubscribeRequestSchema, async (req) => {
+    if (!readResource(req.params.uri)) throw new McpError(-32002, `Resource not found: ${req.params.uri}`);
+    if (!watchers.has(req.params.uri)) watchers.set(req.params.uri, new Set());
+    watchers.get(req.params.uri).add(server);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
+    unwatch(req.params.uri, server);
+    return {};
+  });
+  server.onclose = () => { for (const uri of [...watchers.keys()]) unwatch(uri, server); };
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+    prompts: prompts.map(({ name, description, arguments: args }) => ({ name, description, arguments: args })),
+  }));
+  server.setRequestHandler(GetPromptRequestSchema, async (req) => {
+    const p = prompts.find((p) => p.name === req.params.name);
+    if (!p) throw new McpError(-32602, `unknown prompt ${req.params.name}`);
+    return { messages: p.get(req.params.arguments ?? {}) };
+  });
+  server.setRequestHandler(CompleteRequestSchema, async (req) => {
+    const values = completions.filter((v) => v.startsWith(req.params.argument.value ?? ""));
+    return { completion: { values, total: values.length, hasMore: false } };
+  });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
   }));
@@ -144,7 +246,14 @@ function newServer() {
 }
 
 const sessions = new Map();
+// Only loopback names in Host (the suite's dns-rebinding-protection scenario).
+const loopback = new Set(["127.0.0.1", "localhost", "[::1]"]);
 createServer(async (req, res) => {
+  const host = (req.headers.host ?? "").replace(/:\d+$/, "");
+  if (!loopback.has(host)) {
+    res.writeHead(403).end();
+    return;
+  }
   const sid = req.headers["mcp-session-id"];
   let transport = sid && sessions.get(sid);
   if (!transport) {
