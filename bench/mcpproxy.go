@@ -7,8 +7,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -40,7 +44,7 @@ func echoCallBody(id int64, name string, n int64) string {
 		`","arguments":{"message":"m` + strconv.FormatInt(n, 10) + `"}}}`
 }
 
-func runMCPProxyBench(ctx context.Context, clients int, d time.Duration, version string) {
+func runMCPProxyBench(ctx context.Context, clients int, d time.Duration, version, cpuProfile string) {
 	upstream, stop := startEchoUpstream()
 	defer stop()
 	base := loadSite(freePort(), fmt.Sprintf(`	mcp /mcp {
@@ -62,6 +66,7 @@ func runMCPProxyBench(ctx context.Context, clients int, d time.Duration, version
 	}
 	call := func(sessions []*session, tool string) func(r *rand.Rand) error {
 		return func(r *rand.Rand) error {
+			callsMade.Add(1)
 			s := sessions[r.IntN(clients)]
 			n := r.Int64N(1000)
 			res, _, err := s.post(ctx, echoCallBody(s.seq.Add(1), tool, n))
@@ -75,12 +80,63 @@ func runMCPProxyBench(ctx context.Context, clients int, d time.Duration, version
 
 	fmt.Printf("edgemcp mcp proxy bench: %d clients, %s per side, GOMAXPROCS=%d\n", clients, d, runtime.GOMAXPROCS(0))
 	up, gw := &stats{}, &stats{}
+	var upCost, gwCost cost
 	for range benchRounds {
-		up.merge(drive(clients, d/benchRounds, call(direct, "echo")))
-		gw.merge(drive(clients, d/benchRounds, call(proxied, "up_echo")))
+		up.merge(upCost.measure(func() *stats { return drive(clients, d/benchRounds, call(direct, "echo")) }))
+		gw.merge(gwCost.measure(func() *stats { return drive(clients, d/benchRounds, call(proxied, "up_echo")) }))
 	}
 	up.print("upstream directly")
 	gw.print("through edgemcp")
 	fmt.Printf("added p50: %s; ratio: through edgemcp/directly = %.2f\n",
 		(gw.pct(0.5) - up.pct(0.5)).Round(time.Microsecond), gw.rps()/up.rps())
+	fmt.Printf("per call (whole process: bench client, upstream and gateway): directly %s, through edgemcp %s; the gateway adds %.0f µs CPU, %.0f allocations\n",
+		upCost, gwCost, gwCost.cpuPerCall()-upCost.cpuPerCall(), gwCost.allocsPerCall()-upCost.allocsPerCall())
+
+	if cpuProfile != "" { // one more proxied round, profiled alone
+		f, err := os.Create(cpuProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		drive(clients, d/benchRounds, call(proxied, "up_echo"))
+		pprof.StopCPUProfile()
+		check(f.Close())
+	}
+}
+
+// cost sums the process's CPU time and heap allocations over rounds, and
+// the calls made in them (warm-up included, as its CPU is too).
+type cost struct {
+	cpu    time.Duration
+	allocs uint64
+	calls  int
+}
+
+func (c *cost) measure(round func() *stats) *stats {
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	cpu0 := processCPU()
+	before := callsMade.Load()
+	s := round()
+	c.cpu += processCPU() - cpu0
+	runtime.ReadMemStats(&m1)
+	c.allocs += m1.Mallocs - m0.Mallocs
+	c.calls += int(callsMade.Load() - before)
+	return s
+}
+
+func (c cost) cpuPerCall() float64 { return float64(c.cpu.Microseconds()) / float64(max(c.calls, 1)) }
+
+func (c cost) allocsPerCall() float64 { return float64(c.allocs) / float64(max(c.calls, 1)) }
+
+func (c cost) String() string {
+	return fmt.Sprintf("%.0f µs CPU, %.0f allocations", c.cpuPerCall(), c.allocsPerCall())
+}
+
+// callsMade counts the bench's calls, warm-up included.
+var callsMade atomic.Int64
+
+// processCPU is the user and system CPU time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	check(syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -18,7 +18,8 @@ import (
 // trip. It applies only where mcp-go would add nothing: a session on a
 // protocol version with sessions (2025-03-26 … 2025-11-25), a plain JSON
 // request without _meta (no progress token, no 2026-07-28 fields), a known
-// tool that never talks to the client while it runs, and a client that
+// tool that asks for no approval and, if it may talk to the client while it
+// runs, can say all it could there (direct_peer.go), and a client that
 // accepts a JSON answer. Everything else, including every failure to
 // validate, goes through mcp-go, which answers it as it always would. The
 // answer is the same bytes mcp-go would write (the tests compare both paths).
@@ -47,15 +48,23 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 		return false
 	}
 	tool := h.tools().engine.Lookup(st.name)
-	if tool == nil || tool.TalksBack() {
+	if tool == nil || tool.Approval != nil {
 		return false
+	}
+	ctx := r.Context()
+	var peer *directPeer
+	if tool.Interactive { // direct_peer.go
+		if peer = h.directPeerFor(w, r); peer == nil {
+			return false
+		}
+		ctx = pipeline.WithPeer(ctx, peer)
 	}
 	args := st.args
 	if args == nil {
 		args = map[string]any{}
 	}
 	directCallsTotal.Inc()
-	res, raw, perr := h.callTool(r.Context(), tool.Name, args, requestInfo(r.Context(), st), true)
+	res, raw, perr := h.callTool(ctx, tool.Name, args, requestInfo(ctx, st), true)
 
 	// A Canonical result (a cache hit of a source's result) is written as
 	// the bytes it is; any other is encoded here, as mcp-go would.
@@ -76,6 +85,9 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 		msg.Result = nil
 		msg.Error = &mcp.JSONRPCErrorDetails{Code: perr.Code, Message: perr.Error()}
 	}
+	if peer != nil && peer.answer(msg) {
+		return true // the answer became an event stream
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_ = json.NewEncoder(w).Encode(msg)
@@ -85,9 +97,16 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 // acceptsJSON: streamable HTTP clients send "application/json,
 // text/event-stream"; one that accepts only event streams is left to mcp-go.
 func acceptsJSON(r *http.Request) bool {
+	return acceptsType(r, "application/json")
+}
+
+// acceptsType reports whether the Accept header takes the media type
+// (itself, its type's wildcard or */*).
+func acceptsType(r *http.Request, want string) bool {
+	anyOfType := want[:strings.IndexByte(want, '/')] + "/*"
 	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
 		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err == nil && (mt == "application/json" || mt == "application/*" || mt == "*/*") {
+		if err == nil && (mt == want || mt == anyOfType || mt == "*/*") {
 			return true
 		}
 	}
