@@ -658,6 +658,9 @@ type credentialTransport struct {
 }
 
 func (t *credentialTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.creds) == 0 {
+		return t.base.RoundTrip(req) // nothing to add: no copy to make
+	}
 	req = req.Clone(req.Context())
 	for _, c := range t.creds {
 		if err := c.Apply(req.Context(), req, nil); err != nil {
