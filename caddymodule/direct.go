@@ -34,8 +34,10 @@ func (h *Handler) directSession(r *http.Request) bool {
 	if !sessionVersions[r.Header.Get("Mcp-Protocol-Version")] || !acceptsJSON(r) {
 		return false
 	}
-	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
-		return false
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // what clients send; else parse it
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return false
+		}
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
 	terminated, err := h.sessionIDs.Validate(sid)
@@ -103,11 +105,16 @@ func acceptsJSON(r *http.Request) bool {
 // acceptsType reports whether the Accept header takes the media type
 // (itself, its type's wildcard or */*).
 func acceptsType(r *http.Request, want string) bool {
-	anyOfType := want[:strings.IndexByte(want, '/')] + "/*"
-	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err == nil && (mt == want || mt == anyOfType || mt == "*/*") {
-			return true
+	anyOfType := want[:strings.IndexByte(want, '/')+1] + "*"
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			// The media type without parameters (mime.ParseMediaType's
+			// result, without its allocations on every call).
+			mt, _, _ := strings.Cut(part, ";")
+			mt = strings.TrimSpace(mt)
+			if strings.EqualFold(mt, want) || strings.EqualFold(mt, anyOfType) || mt == "*/*" {
+				return true
+			}
 		}
 	}
 	return false

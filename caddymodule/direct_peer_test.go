@@ -111,7 +111,7 @@ const talkingTestKey = "direct-peer-test-key-5d1e8a"
 
 // TestProxiedCallsOnDirectPath: a proxied tool's plain call, from a client
 // that cannot answer requests, is answered on the direct path, with the
-// same messages mcp-go's dispatcher sends for it (the same call with _meta
+// same result mcp-go's dispatcher sends for it (the same call with _meta
 // goes there): a plain result, a log message then the result in an event
 // stream, a refused sampling request. A client that declared sampling, a
 // tool under approval, and every request the gate, authentication or the
@@ -150,7 +150,10 @@ func TestProxiedCallsOnDirectPath(t *testing.T) {
 		if directCount() != before+1 {
 			t.Fatalf("%s: the call with _meta took the direct path", tc.tool)
 		}
-		if status != http.StatusOK || strings.Join(direct, "\n") != strings.Join(viaMCPGo, "\n") {
+		// The results must be the same. mcp-go's path may write a log
+		// message late, on the session's next POST (its forwarder takes
+		// the session's queue), so only the direct path's is checked.
+		if status != http.StatusOK || len(direct) == 0 || len(viaMCPGo) == 0 || direct[len(direct)-1] != viaMCPGo[len(viaMCPGo)-1] {
 			t.Errorf("%s: %d %s\n direct %v\n mcp-go %v", tc.tool, status, ct, direct, viaMCPGo)
 		}
 		if tc.first != "" && (len(direct) != 2 || direct[0] != tc.first || !strings.HasPrefix(ct, "text/event-stream")) {
@@ -161,7 +164,7 @@ func TestProxiedCallsOnDirectPath(t *testing.T) {
 		}
 	}
 	if _, _, msgs := rawPost(t, s, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"up_ask","arguments":{}}}`, key); len(msgs) != 1 ||
-		!strings.Contains(msgs[0], "the gateway's client did not declare the sampling capability") {
+		!strings.Contains(msgs[0], "sampling/createMessage error -32603: the gateway's client did not declare the sampling capability") {
 		t.Errorf("sampling from a client without the capability: %v", msgs)
 	}
 
