@@ -92,13 +92,18 @@ func runMCPProxyBench(ctx context.Context, clients int, d time.Duration, version
 	fmt.Printf("per call (whole process: bench client, upstream and gateway): directly %s, through edgemcp %s; the gateway adds %.0f µs CPU, %.0f allocations\n",
 		upCost, gwCost, gwCost.cpuPerCall()-upCost.cpuPerCall(), gwCost.allocsPerCall()-upCost.allocsPerCall())
 
-	if cpuProfile != "" { // one more proxied round, profiled alone
+	if cpuProfile != "" { // one more proxied round, profiled alone; its allocations in <file>.allocs
 		f, err := os.Create(cpuProfile)
 		check(err)
+		runtime.MemProfileRate = 4096
 		check(pprof.StartCPUProfile(f))
 		drive(clients, d/benchRounds, call(proxied, "up_echo"))
 		pprof.StopCPUProfile()
 		check(f.Close())
+		a, err := os.Create(cpuProfile + ".allocs")
+		check(err)
+		check(pprof.Lookup("allocs").WriteTo(a, 0))
+		check(a.Close())
 	}
 }
 
