@@ -1,3 +1,5 @@
+//go:build linux
+
 package caddymodule
 
 import (
@@ -5,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,59 +17,27 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// startTalkingUpstream serves an mcp-go upstream over streamable HTTP with
-// tools that say nothing (echo), log while they run (chatty) and send a
-// sampling request (ask), and counts the calls that reach it.
-func startTalkingUpstream(t *testing.T) (url string, calls *atomic.Int64) {
+// startCountingUpstream serves an mcp-go upstream over streamable HTTP
+// with an echo tool, and counts the calls that reach it.
+func startCountingUpstream(t *testing.T) (url string, calls *atomic.Int64) {
 	t.Helper()
 	calls = &atomic.Int64{}
-	s := server.NewMCPServer("talking-upstream", "1", server.WithLogging())
+	s := server.NewMCPServer("counting-upstream", "1")
 	s.AddTool(mcp.NewTool("echo", mcp.WithString("message")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		calls.Add(1)
 		return mcp.NewToolResultText("echo: " + req.GetString("message", "")), nil
-	})
-	s.AddTool(mcp.NewTool("chatty"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		calls.Add(1)
-		n := mcp.NewLoggingMessageNotification(mcp.LoggingLevelError, "up", "careful")
-		if err := server.ServerFromContext(ctx).SendLogMessageToClient(ctx, n); err != nil {
-			return nil, err
-		}
-		return mcp.NewToolResultText("said it"), nil
-	})
-	s.AddTool(mcp.NewTool("ask"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		calls.Add(1)
-		req := mcp.CreateMessageRequest{}
-		req.Messages = []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("hi")}}
-		req.MaxTokens = 5
-		res, err := server.ServerFromContext(ctx).RequestSampling(ctx, req)
-		if err != nil {
-			return mcp.NewToolResultError("sampling: " + err.Error()), nil
-		}
-		return mcp.NewToolResultText(fmt.Sprint(res.Content)), nil
 	})
 	srv := httptest.NewServer(server.NewStreamableHTTPServer(s))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp", calls
 }
 
-// rawPost posts body on s with header and returns the status, the content
-// type and the JSON messages of the answer (one, or an event stream's).
+// rawPost posts body on s with header (an empty value deletes a header)
+// and returns the status, the content type and the JSON messages of the
+// answer (one, or an event stream's).
 func rawPost(t *testing.T, s *rawSession, body string, header map[string]string) (int, string, []string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", s.session)
-	req.Header.Set("Mcp-Protocol-Version", s.version)
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
+	res, raw := s.exchange(t, body, header)
 	ct := res.Header.Get("Content-Type")
 	var msgs []string
 	if strings.HasPrefix(ct, "text/event-stream") {
@@ -77,7 +46,7 @@ func rawPost(t *testing.T, s *rawSession, body string, header map[string]string)
 				msgs = append(msgs, canonicalJSON(t, d))
 			}
 		}
-	} else if len(bytes.TrimSpace(raw)) > 0 {
+	} else if len(bytes.TrimSpace(raw)) > 0 && res.StatusCode == http.StatusOK {
 		msgs = append(msgs, canonicalJSON(t, string(raw)))
 	}
 	return res.StatusCode, ct, msgs
@@ -112,12 +81,14 @@ const talkingTestKey = "direct-peer-test-key-5d1e8a"
 // TestProxiedCallsOnDirectPath: a proxied tool's plain call, from a client
 // that cannot answer requests, is answered on the direct path, with the
 // same result mcp-go's dispatcher sends for it (the same call with _meta
-// goes there): a plain result, a log message then the result in an event
-// stream, a refused sampling request. A client that declared sampling, a
+// goes there): the conformance fixture's (tests/node) plain result, error
+// result, log messages then the result in an event stream, and refused
+// sampling request. A client that declared sampling, a
 // tool under approval, and every request the gate, authentication or the
 // endpoint's rate limit refuses never reach it.
 func TestProxiedCallsOnDirectPath(t *testing.T) {
-	up, calls := startTalkingUpstream(t)
+	up, calls := startCountingUpstream(t)
+	conf := startConformanceUpstream(t) // forward_conformance_test.go
 	t.Setenv("EDGEMCP_DIRECT_PEER_KEY", talkingTestKey)
 	g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
@@ -127,19 +98,32 @@ func TestProxiedCallsOnDirectPath(t *testing.T) {
 			}
 		}
 		default_auth keys
+		source talk mcp %[2]s
 		source up mcp %[1]s
 		source gated mcp %[1]s {
 			approval required
 		}
 	}
-}`, up))
+}`, up, conf))
 	key := map[string]string{"X-API-Key": talkingTestKey}
 	s := openSession(t, g, `{}`, key)
 
-	for i, tc := range []struct{ tool, args, first string }{
-		{"up_echo", `{"message":"hi"}`, ""},
-		{"up_chatty", `{}`, `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"careful","level":"error","logger":"up"}}`},
-		{"up_ask", `{}`, ""},
+	// The conformance fixture logs at info, as part of the call: the
+	// messages come before the result.
+	if resp, _ := s.postWith(t, `{"jsonrpc":"2.0","id":100,"method":"logging/setLevel","params":{"level":"info"}}`, key); resp.Error != nil {
+		t.Fatalf("logging/setLevel: %+v", resp.Error)
+	}
+	logged := func(data string) string {
+		return `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + data + `","level":"info","logger":""}}`
+	}
+	for i, tc := range []struct {
+		tool, args string
+		first      []string
+	}{
+		{"talk_test_simple_text", `{}`, nil},
+		{"talk_test_error_handling", `{}`, nil},
+		{"talk_test_tool_with_logging", `{}`, []string{logged("Tool execution started"), logged("Tool processing data"), logged("Tool execution completed")}},
+		{"talk_test_sampling", `{"prompt":"hi"}`, nil},
 	} {
 		before := directCount()
 		status, ct, direct := rawPost(t, s, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, i+1, tc.tool, tc.args), key)
@@ -152,19 +136,21 @@ func TestProxiedCallsOnDirectPath(t *testing.T) {
 		}
 		// The results must be the same. mcp-go's path may write a log
 		// message late, on the session's next POST (its forwarder takes
-		// the session's queue), so only the direct path's is checked.
+		// the session's queue), so only the direct path's messages are
+		// checked whole.
 		if status != http.StatusOK || len(direct) == 0 || len(viaMCPGo) == 0 || direct[len(direct)-1] != viaMCPGo[len(viaMCPGo)-1] {
 			t.Errorf("%s: %d %s\n direct %v\n mcp-go %v", tc.tool, status, ct, direct, viaMCPGo)
 		}
-		if tc.first != "" && (len(direct) != 2 || direct[0] != tc.first || !strings.HasPrefix(ct, "text/event-stream")) {
-			t.Errorf("%s: want the log message, then the result, in an event stream; got %s %v", tc.tool, ct, direct)
+		if tc.first != nil && (len(direct) != len(tc.first)+1 || strings.Join(direct[:len(tc.first)], "\n") != strings.Join(tc.first, "\n") ||
+			!strings.HasPrefix(ct, "text/event-stream")) {
+			t.Errorf("%s: want the log messages, then the result, in an event stream; got %s %v", tc.tool, ct, direct)
 		}
-		if tc.first == "" && (len(direct) != 1 || ct != "application/json") {
+		if tc.first == nil && (len(direct) != 1 || ct != "application/json") {
 			t.Errorf("%s: want one JSON answer; got %s %v", tc.tool, ct, direct)
 		}
 	}
-	if _, _, msgs := rawPost(t, s, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"up_ask","arguments":{}}}`, key); len(msgs) != 1 ||
-		!strings.Contains(msgs[0], "sampling/createMessage error -32603: the gateway's client did not declare the sampling capability") {
+	if _, _, msgs := rawPost(t, s, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"talk_test_sampling","arguments":{"prompt":"hi"}}}`, key); len(msgs) != 1 ||
+		!strings.Contains(msgs[0], "the gateway's client did not declare the sampling capability") {
 		t.Errorf("sampling from a client without the capability: %v", msgs)
 	}
 
@@ -180,42 +166,24 @@ func TestProxiedCallsOnDirectPath(t *testing.T) {
 	}
 
 	// One gate: what the mcp-go path refuses, the direct path refuses.
-	upBefore := calls.Load()
+	upBefore, before := calls.Load(), directCount()
 	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"up_echo","arguments":{"message":"no"}}}`
 	for _, tc := range []struct {
 		name   string
 		header map[string]string
 		status int
-		want   string
 	}{
-		{"foreign origin", map[string]string{"X-API-Key": talkingTestKey, "Origin": "http://evil.example"}, http.StatusForbidden, ""},
-		{"no credentials", map[string]string{"X-API-Key": ""}, http.StatusUnauthorized, ""},
-		{"wrong key", map[string]string{"X-API-Key": "wrong-key-000000000000000"}, http.StatusUnauthorized, ""},
+		{"foreign origin", map[string]string{"X-API-Key": talkingTestKey, "Origin": "http://evil.example"}, http.StatusForbidden},
+		{"no credentials", map[string]string{"X-API-Key": ""}, http.StatusUnauthorized},
+		{"wrong key", map[string]string{"X-API-Key": "wrong-key-000000000000000"}, http.StatusUnauthorized},
 	} {
-		hdr := map[string]string{}
-		for k, v := range tc.header {
-			hdr[k] = v
-		}
-		req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(call))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", s.session)
-		req.Header.Set("Mcp-Protocol-Version", s.version)
-		for k, v := range hdr {
-			if v != "" {
-				req.Header.Set(k, v)
-			}
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = res.Body.Close()
-		if res.StatusCode != tc.status {
-			t.Errorf("%s: HTTP %d, want %d", tc.name, res.StatusCode, tc.status)
+		if status, _, _ := rawPost(t, s, call, tc.header); status != tc.status {
+			t.Errorf("%s: HTTP %d, want %d", tc.name, status, tc.status)
 		}
 	}
-	before = directCount()
+	if directCount() != before {
+		t.Errorf("the direct path answered refused requests")
+	}
 	_, _, msgs := rawPost(t, s, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"gated_echo","arguments":{"message":"no"}}}`, key)
 	if len(msgs) != 1 || !strings.Contains(msgs[0], `needs approval through elicitation`) {
 		t.Errorf("a tool under approval, from a client without elicitation: %v", msgs)
@@ -231,7 +199,7 @@ func TestProxiedCallsOnDirectPath(t *testing.T) {
 // TestProxiedDirectPathRateLimited: over the endpoint's rate limit a
 // proxied call is refused with 429 before either path sees it.
 func TestProxiedDirectPathRateLimited(t *testing.T) {
-	up, calls := startTalkingUpstream(t)
+	up, calls := startCountingUpstream(t)
 	g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
 		rate_limit 4 per 1h by tool
