@@ -17,9 +17,9 @@ import (
 // A tool that talks to its client while it runs (a proxied MCP tool passing
 // on its upstream's progress, log messages, sampling, elicitation and roots
 // requests: README, Sources: MCP servers) finds the client in its context as
-// a pipeline.Peer. mcpPeer is that peer on an mcp-go session: only calls
-// that come through mcp-go have one, which is why such tools are
-// Interactive and never take the direct path (direct.go).
+// a pipeline.Peer. mcpPeer is that peer on an mcp-go session; a call on
+// the direct path has a directPeer instead (direct_peer.go), and only when
+// all such a tool could send fits that path's answer.
 
 // withPeer returns ctx carrying the calling session as the call's peer,
 // when the call has a session, and the function to run before the
