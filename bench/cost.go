@@ -139,6 +139,10 @@ func sumKnown(a, b int64) int64 {
 	return a + b
 }
 
+func (c cost) cpuPerCall() float64 { return float64(c.cpu.Microseconds()) / float64(max(c.calls, 1)) }
+
+func (c cost) allocsPerCall() float64 { return float64(c.mallocs) / float64(max(c.calls, 1)) }
+
 func (c *cost) String() string {
 	if c.calls == 0 {
 		return "no calls"

@@ -70,7 +70,7 @@ func main() {
 		runOpenAPICacheBench(ctx, *clients, *duration, *hot, *version, *cpuProfile)
 		return
 	case "mcp":
-		runMCPProxyBench(ctx, *clients, *duration, *version)
+		runMCPProxyBench(ctx, *clients, *duration, *version, *cpuProfile)
 		return
 	case "sessions":
 		runSessionsBench(ctx, *sessions, *maxSessions, *version)

@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -40,7 +42,7 @@ func echoCallBody(id int64, name string, n int64) string {
 		`","arguments":{"message":"m` + strconv.FormatInt(n, 10) + `"}}}`
 }
 
-func runMCPProxyBench(ctx context.Context, clients int, d time.Duration, version string) {
+func runMCPProxyBench(ctx context.Context, clients int, d time.Duration, version, cpuProfile string) {
 	upstream, stop := startEchoUpstream()
 	defer stop()
 	base := loadSite(freePort(), fmt.Sprintf(`	mcp /mcp {
@@ -75,12 +77,33 @@ func runMCPProxyBench(ctx context.Context, clients int, d time.Duration, version
 
 	fmt.Printf("edgemcp mcp proxy bench: %d clients, %s per side, GOMAXPROCS=%d\n", clients, d, runtime.GOMAXPROCS(0))
 	up, gw := &stats{}, &stats{}
+	var upCost, gwCost cost
 	for range benchRounds {
-		up.merge(drive(clients, d/benchRounds, call(direct, "echo")))
-		gw.merge(drive(clients, d/benchRounds, call(proxied, "up_echo")))
+		st, c := driveCost(clients, d/benchRounds, call(direct, "echo"))
+		up.merge(st)
+		upCost.merge(c)
+		st, c = driveCost(clients, d/benchRounds, call(proxied, "up_echo"))
+		gw.merge(st)
+		gwCost.merge(c)
 	}
 	up.print("upstream directly")
 	gw.print("through edgemcp")
 	fmt.Printf("added p50: %s; ratio: through edgemcp/directly = %.2f\n",
 		(gw.pct(0.5) - up.pct(0.5)).Round(time.Microsecond), gw.rps()/up.rps())
+	fmt.Printf("per call (whole process: bench client, upstream and gateway): directly %s; through edgemcp %s; the gateway adds %.0f µs CPU, %.0f allocations\n",
+		&upCost, &gwCost, gwCost.cpuPerCall()-upCost.cpuPerCall(), gwCost.allocsPerCall()-upCost.allocsPerCall())
+
+	if cpuProfile != "" { // one more proxied round, profiled alone; its allocations in <file>.allocs
+		f, err := os.Create(cpuProfile)
+		check(err)
+		runtime.MemProfileRate = 4096
+		check(pprof.StartCPUProfile(f))
+		drive(clients, d/benchRounds, call(proxied, "up_echo"))
+		pprof.StopCPUProfile()
+		check(f.Close())
+		a, err := os.Create(cpuProfile + ".allocs")
+		check(err)
+		check(pprof.Lookup("allocs").WriteTo(a, 0))
+		check(a.Close())
+	}
 }

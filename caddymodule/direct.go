@@ -20,7 +20,8 @@ import (
 // trip. It applies only where mcp-go would add nothing: a session on a
 // protocol version with sessions (2025-03-26 … 2025-11-25), a plain JSON
 // request without _meta (no progress token, no 2026-07-28 fields), a known
-// tool that never talks to the client while it runs, and a client that
+// tool that asks for no approval and, if it may talk to the client while it
+// runs, can say all it could there (direct_peer.go), and a client that
 // accepts a JSON answer. Everything else, including every failure to
 // validate, goes through mcp-go, which answers it as it always would. The
 // answer is the same bytes mcp-go would write (the tests compare both paths).
@@ -35,8 +36,10 @@ func (h *Handler) directSession(r *http.Request) bool {
 	if !sessionVersions[r.Header.Get("Mcp-Protocol-Version")] || !acceptsJSON(r) {
 		return false
 	}
-	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
-		return false
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // what clients send; else parse it
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return false
+		}
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
 	terminated, err := h.sessionIDs.Validate(sid)
@@ -49,15 +52,23 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 		return false
 	}
 	tool := h.tools().engine.Lookup(st.name)
-	if tool == nil || tool.TalksBack() {
+	if tool == nil || tool.Approval != nil {
 		return false
+	}
+	ctx := r.Context()
+	var peer *directPeer
+	if tool.Interactive { // direct_peer.go
+		if peer = h.directPeerFor(w, r); peer == nil {
+			return false
+		}
+		ctx = pipeline.WithPeer(ctx, peer)
 	}
 	args := st.args
 	if args == nil {
 		args = map[string]any{}
 	}
 	directCallsTotal.Inc()
-	res, raw, perr := h.callTool(r.Context(), tool.Name, args, requestInfo(r.Context(), st), true)
+	res, raw, perr := h.callTool(ctx, tool.Name, args, requestInfo(ctx, st), true)
 
 	// A Canonical result (a cache hit of a source's result) is written as
 	// the bytes it is; any other is encoded here, as mcp-go would.
@@ -71,17 +82,23 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 	if perr == nil && len(raw) == 0 {
 		perr = pipeline.Fail(pipeline.StageResponse, errors.New("no result"), "the tool gave no result")
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+	var msg []byte // the JSON-RPC response, as json.Encoder writes it
 	if perr != nil {
-		_ = json.NewEncoder(w).Encode(struct {
+		msg, _ = json.Marshal(struct {
 			JSONRPC string                   `json:"jsonrpc"`
 			ID      json.RawMessage          `json:"id"`
 			Error   *mcp.JSONRPCErrorDetails `json:"error"`
 		}{"2.0", st.rawID, &mcp.JSONRPCErrorDetails{Code: perr.Code, Message: perr.Error()}})
-		return true
+		msg = append(msg, '\n')
+	} else {
+		msg = resultMessage(st.rawID, raw)
 	}
-	_, _ = w.Write(resultMessage(st.rawID, raw))
+	if peer != nil && peer.answer(json.RawMessage(msg)) {
+		return true // the answer became an event stream
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(msg)
 	return true
 }
 
@@ -103,10 +120,22 @@ func resultMessage(id, result json.RawMessage) []byte {
 // acceptsJSON: streamable HTTP clients send "application/json,
 // text/event-stream"; one that accepts only event streams is left to mcp-go.
 func acceptsJSON(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err == nil && (mt == "application/json" || mt == "application/*" || mt == "*/*") {
-			return true
+	return acceptsType(r, "application/json")
+}
+
+// acceptsType reports whether the Accept header takes the media type
+// (itself, its type's wildcard or */*).
+func acceptsType(r *http.Request, want string) bool {
+	anyOfType := want[:strings.IndexByte(want, '/')+1] + "*"
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			// The media type without parameters (mime.ParseMediaType's
+			// result, without its allocations on every call).
+			mt, _, _ := strings.Cut(part, ";")
+			mt = strings.TrimSpace(mt)
+			if strings.EqualFold(mt, want) || strings.EqualFold(mt, anyOfType) || mt == "*/*" {
+				return true
+			}
 		}
 	}
 	return false

@@ -17,9 +17,9 @@ import (
 // A tool that talks to its client while it runs (a proxied MCP tool passing
 // on its upstream's progress, log messages, sampling, elicitation and roots
 // requests: README, Sources: MCP servers) finds the client in its context as
-// a pipeline.Peer. mcpPeer is that peer on an mcp-go session: only calls
-// that come through mcp-go have one, which is why such tools are
-// Interactive and never take the direct path (direct.go).
+// a pipeline.Peer. mcpPeer is that peer on an mcp-go session; a call on
+// the direct path has a directPeer instead (direct_peer.go), and only when
+// all such a tool could send fits that path's answer.
 
 // withPeer returns ctx carrying the calling session as the call's peer,
 // when the call has a session, and the function to run before the
@@ -107,17 +107,13 @@ func (p *mcpPeer) Request(ctx context.Context, method string, params json.RawMes
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
 
-	var caps mcp.ClientCapabilities
-	if ci, ok := p.sess.(server.SessionWithClientInfo); ok {
-		caps = ci.GetClientCapabilities()
+	if err := refuseRequest(sessionCapabilities(p.sess), method); err != nil {
+		return nil, err
 	}
 	var res any
 	var err error
 	switch mcp.MCPMethod(method) {
 	case mcp.MethodSamplingCreateMessage:
-		if caps.Sampling == nil {
-			return nil, errors.New("the gateway's client did not declare the sampling capability")
-		}
 		// Message contents stay as decoded maps: mcp-go writes them back
 		// as they came.
 		req := mcp.CreateMessageRequest{Request: mcp.Request{Method: method}}
@@ -126,21 +122,13 @@ func (p *mcpPeer) Request(ctx context.Context, method string, params json.RawMes
 		}
 		res, err = p.srv.RequestSampling(rctx, req)
 	case mcp.MethodElicitationCreate:
-		if caps.Elicitation == nil {
-			return nil, errors.New("the gateway's client did not declare the elicitation capability")
-		}
 		req := mcp.ElicitationRequest{Request: mcp.Request{Method: method}}
 		if err := json.Unmarshal(params, &req.Params); err != nil {
 			return nil, fmt.Errorf("bad elicitation/create params: %v", err)
 		}
 		res, err = p.srv.RequestElicitation(rctx, req)
 	case mcp.MethodListRoots:
-		if caps.Roots == nil {
-			return nil, errors.New("the gateway's client did not declare the roots capability")
-		}
 		res, err = p.srv.RequestRoots(rctx, mcp.ListRootsRequest{Request: mcp.Request{Method: method}})
-	default:
-		return nil, fmt.Errorf("method %q is not forwarded to clients", method)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -149,4 +137,41 @@ func (p *mcpPeer) Request(ctx context.Context, method string, params json.RawMes
 		return nil, err
 	}
 	return json.Marshal(res)
+}
+
+// sessionCapabilities are what the client declared at initialize.
+func sessionCapabilities(sess server.ClientSession) mcp.ClientCapabilities {
+	if ci, ok := sess.(server.SessionWithClientInfo); ok {
+		return ci.GetClientCapabilities()
+	}
+	return mcp.ClientCapabilities{}
+}
+
+// refuseRequest is why a request to the client is not forwarded: a method
+// that is not forwarded, or one whose capability the client did not
+// declare (refused at once rather than left waiting); nil when it is.
+func refuseRequest(caps mcp.ClientCapabilities, method string) error {
+	switch mcp.MCPMethod(method) {
+	case mcp.MethodSamplingCreateMessage:
+		if caps.Sampling == nil {
+			return errors.New("the gateway's client did not declare the sampling capability")
+		}
+	case mcp.MethodElicitationCreate:
+		if caps.Elicitation == nil {
+			return errors.New("the gateway's client did not declare the elicitation capability")
+		}
+	case mcp.MethodListRoots:
+		if caps.Roots == nil {
+			return errors.New("the gateway's client did not declare the roots capability")
+		}
+	default:
+		return fmt.Errorf("method %q is not forwarded to clients", method)
+	}
+	return nil
+}
+
+// takesRequests reports whether a client declared any capability that lets
+// a tool's requests reach it.
+func takesRequests(caps mcp.ClientCapabilities) bool {
+	return caps.Sampling != nil || caps.Elicitation != nil || caps.Roots != nil
 }

@@ -216,6 +216,30 @@ func (s *rawSession) post(t testing.TB, body string) (rpcResponse, http.Header) 
 // value deletes a header).
 func (s *rawSession) postWith(t testing.TB, body string, header map[string]string) (rpcResponse, http.Header) {
 	t.Helper()
+	res, raw := s.exchange(t, body, header)
+	out := rpcResponse{Status: res.StatusCode}
+	raw = bytes.TrimSpace(raw)
+	if bytes.HasPrefix(raw, []byte("event:")) || bytes.HasPrefix(raw, []byte("data:")) || bytes.HasPrefix(raw, []byte("id:")) {
+		// SSE: the last data line is the response.
+		for _, line := range strings.Split(string(raw), "\n") {
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				raw = []byte(d)
+			}
+		}
+	}
+	if len(raw) > 0 && raw[0] == '{' {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("response %q: %v", raw, err)
+		}
+	}
+	out.Status = res.StatusCode
+	return out, res.Header
+}
+
+// exchange is postWith's request: the response (its body closed) and the
+// body as it came.
+func (s *rawSession) exchange(t testing.TB, body string, header map[string]string) (*http.Response, []byte) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -238,23 +262,7 @@ func (s *rawSession) postWith(t testing.TB, body string, header map[string]strin
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	out := rpcResponse{Status: res.StatusCode}
-	raw = bytes.TrimSpace(raw)
-	if bytes.HasPrefix(raw, []byte("event:")) || bytes.HasPrefix(raw, []byte("data:")) || bytes.HasPrefix(raw, []byte("id:")) {
-		// SSE: the last data line is the response.
-		for _, line := range strings.Split(string(raw), "\n") {
-			if d, ok := strings.CutPrefix(line, "data: "); ok {
-				raw = []byte(d)
-			}
-		}
-	}
-	if len(raw) > 0 && raw[0] == '{' {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("response %q: %v", raw, err)
-		}
-	}
-	out.Status = res.StatusCode
-	return out, res.Header
+	return res, raw
 }
 
 // toolResult decodes a successful tools/call result.

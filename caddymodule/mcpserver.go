@@ -31,6 +31,12 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithPaginationLimit(toolsPageSize),
 		server.WithToolHandlerMiddleware(withRoundTrip), // approval.go
 	}, h.resourcePromptOptions()...) // resources_serve.go
+	hooks := &server.Hooks{}
+	h.resourceHooks(hooks)  // resources.go
+	h.subscribeHooks(hooks) // subscribe.go
+	h.clientSessions = &clientSessions{}
+	h.clientSessions.hooks(hooks) // direct_peer.go
+	opts = append(opts, server.WithHooks(hooks))
 	srv := server.NewMCPServer(h.ServerName, h.ServerVersion, opts...)
 	srv.AddTools(h.serverTools(h.tools())...)
 	h.addResourcesAndPrompts(srv)

@@ -118,6 +118,8 @@ type Handler struct {
 
 	unknownTool *toolObs
 
+	clientSessions *clientSessions // mcp's sessions by id (direct_peer.go)
+
 	resources      []*declaredResource // resources.go
 	resourceEngine *pipeline.Engine
 	prompts        []*pipeline.Prompt // prompts.go

@@ -67,11 +67,7 @@ func (h *Handler) provisionPrompts(repl *caddy.Replacer) error {
 // resourcePromptOptions are the mcp-go options for the declared resources
 // and prompts.
 func (h *Handler) resourcePromptOptions() []server.ServerOption {
-	hooks := &server.Hooks{}
-	h.resourceHooks(hooks)
-	h.subscribeHooks(hooks) // subscribe.go
 	opts := []server.ServerOption{
-		server.WithHooks(hooks),
 		server.WithPromptFilter(h.promptFilter),
 	}
 	// A source's lists change with its upstream's (upstream_catalog.go).

@@ -10,8 +10,8 @@ import (
 // and log messages of its upstream server and the requests that server
 // sends to its client (sampling, elicitation, roots). The transport puts
 // one in the call's context (WithPeer) when the call came on an MCP
-// session; a call without one (the direct path, `caddy mcp call`) has no
-// client to talk to.
+// session; a call without one (`caddy mcp call`, the direct path of a tool
+// that is not Interactive) has no client to talk to.
 type Peer interface {
 	// SessionID names the downstream session: two calls with the same id
 	// come from the same client.

@@ -741,6 +741,9 @@ type credentialTransport struct {
 }
 
 func (t *credentialTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.creds) == 0 {
+		return t.base.RoundTrip(req) // nothing to add: no copy to make
+	}
 	req = req.Clone(req.Context())
 	var call *pipeline.Call
 	if t.caller != nil {

@@ -75,6 +75,7 @@ type relay struct {
 	calls   map[*inflight]struct{}
 	byToken map[string]*inflight
 	serving map[string]context.CancelFunc // the server's requests being forwarded, by id
+	swept   time.Time                     // last forgetEnded pass
 }
 
 func newRelay(log *zap.Logger) *relay {
@@ -93,6 +94,7 @@ func (r *relay) begin(peer pipeline.Peer) (*inflight, func()) {
 		in.token = fmt.Sprintf("edgemcp-progress-%d", r.tokens.Add(1))
 	}
 	r.mu.Lock()
+	r.forgetEnded(time.Now())
 	r.calls[in] = struct{}{}
 	if in.token != "" {
 		r.byToken[in.token] = in
@@ -103,11 +105,21 @@ func (r *relay) begin(peer pipeline.Peer) (*inflight, func()) {
 		in.ended = time.Now()
 		delete(r.byToken, in.token)
 		r.mu.Unlock()
-		time.AfterFunc(logLinger, func() {
-			r.mu.Lock()
+	}
+}
+
+// forgetEnded drops the calls that ended more than logLinger ago, at most
+// once per logLinger: one pass over the calls then, rather than a timer
+// for every call. Callers hold r.mu.
+func (r *relay) forgetEnded(now time.Time) {
+	if now.Sub(r.swept) < logLinger {
+		return
+	}
+	r.swept = now
+	for in := range r.calls {
+		if !in.ended.IsZero() && now.Sub(in.ended) > logLinger {
 			delete(r.calls, in)
-			r.mu.Unlock()
-		})
+		}
 	}
 }
 

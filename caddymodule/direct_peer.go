@@ -1,0 +1,143 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// A tool that may talk to its client (a proxied MCP tool) usually says
+// nothing while it runs: most calls are a request and its result. So such
+// a call may take the direct path (direct.go) too, with a directPeer in
+// place of mcp-go's session, when all it could send fits the POST's own
+// answer: its log messages (as mcp-go sends them, they upgrade the answer
+// to an event stream, the result being its last event), and no request
+// the client could answer (it declared none of sampling, elicitation and
+// roots, so every request is refused, exactly as mcpPeer refuses it). No
+// progress either: a call with a progress token carries _meta, which the
+// direct path leaves to mcp-go.
+
+// clientSessions are the initialized sessions of the endpoint's mcp-go
+// server, by id, recorded by its session hooks: mcp-go does not look its
+// sessions up for others.
+type clientSessions struct{ m sync.Map }
+
+func (c *clientSessions) hooks(hooks *server.Hooks) {
+	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) { c.m.Store(s.SessionID(), s) })
+	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { c.m.CompareAndDelete(s.SessionID(), s) })
+}
+
+func (c *clientSessions) get(id string) server.ClientSession {
+	s, _ := c.m.Load(id)
+	cs, _ := s.(server.ClientSession)
+	return cs
+}
+
+// directPeerFor is the peer of a direct call that may talk back, or nil
+// when the call must go through mcp-go: its session is unknown to this
+// server (begun before a reload), the client could answer a request, or
+// it cannot read an event stream.
+func (h *Handler) directPeerFor(w http.ResponseWriter, r *http.Request) *directPeer {
+	sess := h.clientSessions.get(r.Header.Get("Mcp-Session-Id"))
+	if sess == nil || takesRequests(sessionCapabilities(sess)) || !acceptsEventStream(r) {
+		return nil
+	}
+	return &directPeer{w: w, srv: h.mcp, sess: sess}
+}
+
+// directPeer is a direct call's downstream client (pipeline.Peer).
+type directPeer struct {
+	w    http.ResponseWriter
+	srv  *server.MCPServer
+	sess server.ClientSession
+
+	mu       sync.Mutex
+	upgraded bool // the answer is an event stream
+	answered bool // the result was written
+}
+
+func (p *directPeer) SessionID() string  { return p.sess.SessionID() }
+func (p *directPeer) ProgressToken() any { return nil }
+
+// Progress: the caller asked for none.
+func (p *directPeer) Progress(float64, *float64, string) error { return nil }
+
+// Log writes the message to the answer, as mcp-go's POST handler does
+// while the call runs; after the result, it goes to the session's queue
+// (its GET stream), as mcpPeer's does.
+func (p *directPeer) Log(level, logger string, data any) error {
+	n := mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), logger, data)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.answered {
+		err := p.srv.SendLogMessageToClient(p.srv.WithContext(context.Background(), p.sess), n)
+		if errors.Is(err, server.ErrSessionDoesNotSupportLogging) {
+			return nil
+		}
+		return err
+	}
+	sl, ok := p.sess.(server.SessionWithLogging)
+	if !ok || !n.Params.Level.ShouldSendTo(sl.GetLogLevel()) {
+		return nil
+	}
+	return p.writeEvent(mcp.JSONRPCNotification{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{Method: n.Method, Params: mcp.NotificationParams{
+			AdditionalFields: map[string]any{"level": n.Params.Level, "logger": n.Params.Logger, "data": n.Params.Data},
+		}},
+	})
+}
+
+// Request: the client declared none of the capabilities requests need.
+func (p *directPeer) Request(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+	if err := refuseRequest(sessionCapabilities(p.sess), method); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("the client's capabilities changed during the call")
+}
+
+// writeEvent writes msg as one event of the answer, upgrading it to an
+// event stream first, with the headers mcp-go sets. Callers hold mu.
+func (p *directPeer) writeEvent(msg any) error {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	if !p.upgraded {
+		hdr := p.w.Header()
+		hdr.Set("Content-Type", "text/event-stream")
+		hdr.Set("Connection", "keep-alive")
+		hdr.Set("Cache-Control", "no-cache")
+		p.w.WriteHeader(http.StatusOK)
+		p.upgraded = true
+	}
+	out := make([]byte, 0, len(b)+24)
+	out = append(append(append(out, "event: message\ndata: "...), b...), "\n\n"...)
+	if _, err := p.w.Write(out); err != nil {
+		return err
+	}
+	return http.NewResponseController(p.w).Flush()
+}
+
+// answer writes the call's result: as the last event when the answer was
+// upgraded, else as JSON (false: the caller writes it).
+func (p *directPeer) answer(msg any) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.answered = true
+	if !p.upgraded {
+		return false
+	}
+	_ = p.writeEvent(msg)
+	return true
+}
+
+// acceptsEventStream: the client reads text/event-stream answers.
+func acceptsEventStream(r *http.Request) bool {
+	return acceptsType(r, "text/event-stream")
+}
