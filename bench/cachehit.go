@@ -92,6 +92,9 @@ func (s *stats) merge(o *stats) {
 	s.lat = append(s.lat, o.lat...)
 	slices.Sort(s.lat)
 	s.errors += o.errors
+	if s.firstErr == nil {
+		s.firstErr = o.firstErr
+	}
 	s.elapsed += o.elapsed
 }
 

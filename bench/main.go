@@ -260,6 +260,7 @@ func drive(workers int, d time.Duration, fn func(*rand.Rand) error) *stats {
 	stop := warm.Add(d)
 	all := make([][]time.Duration, workers)
 	errs := make([]int, workers)
+	firstErrs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
@@ -276,6 +277,9 @@ func drive(workers int, d time.Duration, fn func(*rand.Rand) error) *stats {
 					continue
 				}
 				if err != nil {
+					if errs[w] == 0 {
+						firstErrs[w] = err
+					}
 					errs[w]++
 					continue
 				}
@@ -288,15 +292,19 @@ func drive(workers int, d time.Duration, fn func(*rand.Rand) error) *stats {
 	for w := range workers {
 		s.lat = append(s.lat, all[w]...)
 		s.errors += errs[w]
+		if s.firstErr == nil {
+			s.firstErr = firstErrs[w]
+		}
 	}
 	slices.Sort(s.lat)
 	return s
 }
 
 type stats struct {
-	lat     []time.Duration
-	errors  int
-	elapsed time.Duration
+	lat      []time.Duration
+	errors   int
+	firstErr error // one of the errors, to say what they were
+	elapsed  time.Duration
 }
 
 func (s *stats) rps() float64 { return float64(len(s.lat)) / s.elapsed.Seconds() }
@@ -313,6 +321,9 @@ func (s *stats) max() time.Duration { return s.pct(1) }
 func (s *stats) print(name string) {
 	fmt.Printf("%-20s %8.0f req/s  p50 %-9s p99 %-9s max %-9s errors %d\n", name, s.rps(),
 		s.pct(0.50).Round(time.Microsecond), s.pct(0.99).Round(time.Microsecond), s.max().Round(time.Microsecond), s.errors)
+	if s.firstErr != nil {
+		fmt.Printf("%-20s first error: %.300v\n", "", s.firstErr)
+	}
 }
 
 func envOr(k, def string) string {
