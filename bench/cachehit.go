@@ -70,19 +70,25 @@ func runCacheBench(ctx context.Context, dsn string, clients int, d time.Duration
 	// The machine is shared: alternating short rounds gives both sides the
 	// same background load.
 	respond, hits := &stats{}, &stats{}
+	var respondCPU, hitsCPU time.Duration
 	for range benchRounds {
+		cpu := processCPU()
 		respond.merge(drive(clients, d/benchRounds, func(r *rand.Rand) error {
 			return postRespond(ctx, client, respondURL, callBody(r.Int64(), r.Int64N(int64(hot))+1))
 		}))
+		respondCPU += processCPU() - cpu
+		cpu = processCPU()
 		hits.merge(drive(clients, d/benchRounds, func(r *rand.Rand) error {
 			// drive's one-second warm-up fills the cache with the hot keys.
 			return sessions[r.IntN(clients)].callGetUser(ctx, r.Int64N(int64(hot))+1)
 		}))
+		hitsCPU += processCPU() - cpu
 	}
 	pprof.StopCPUProfile()
 	respond.print("caddy respond")
 	hits.print("edgemcp cache hit")
 	fmt.Printf("ratio: cache hit/respond = %.2f (target ≥ 0.50)\n", hits.rps()/respond.rps())
+	printCPUPerRequest(respondCPU, respond, hitsCPU, hits)
 }
 
 const benchRounds = 4
