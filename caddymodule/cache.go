@@ -196,7 +196,7 @@ func (h *Handler) provisionCache(ctx caddy.Context, tools, sourced []*pipeline.T
 	if maxTTL == 0 {
 		return nil // nothing to cache
 	}
-	cfg := cache.Config{MaxTTL: maxTTL, Logger: ctx.Slogger(), Canonicalize: canonicalNative}
+	cfg := cache.Config{MaxTTL: maxTTL, Logger: ctx.Slogger(), Canonicalize: canonicalNative, Encode: encodeValue}
 	if b := h.Cache; b != nil {
 		cfg.MaxSize = b.MaxSize
 		cfg.StaleIfError = time.Duration(b.StaleIfError)

@@ -117,15 +117,16 @@ func (h *Handler) runTool(ctx context.Context, name string, args map[string]any,
 }
 
 // callTool is runTool for a caller that can write a result's bytes
-// (the direct path): with raw set, a Canonical result comes back as
-// those bytes (rawOut, _meta added) instead of decoded into out.
+// (the direct path): with raw set, a Canonical or Encoded result comes
+// back as those bytes (rawOut, _meta added) instead of decoded into out.
 func (h *Handler) callTool(ctx context.Context, name string, args map[string]any, info *pipeline.RequestInfo, raw bool) (out *mcp.CallToolResult, rawOut json.RawMessage, perr *pipeline.Error) {
 	ctx, rec := h.startCall(ctx, name)
 	res, perr := h.tools().engine.Call(ctx, name, args, info)
 	if perr == nil {
-		if raw && res.Canonical {
-			rawOut, perr = rec.respondRaw(ctx, res)
-		} else {
+		if raw && (res.Canonical || res.Encoded != nil) {
+			rawOut, perr = rec.respondRaw(ctx, res, info.ProtocolVersion)
+		}
+		if rawOut == nil && perr == nil {
 			out, perr = rec.respond(ctx, res, info.ProtocolVersion)
 		}
 	}
@@ -199,27 +200,35 @@ func canonicalNative(native json.RawMessage) (json.RawMessage, bool) {
 	return b, err == nil
 }
 
-// encodeCanonical is encodeResult for a Canonical result: its bytes with
-// the result's _meta, which sorts before every other key of mcp-go's
-// encoding (a map's keys are written in order, and "_" < "a"), put first.
-func encodeCanonical(res *pipeline.Result) (json.RawMessage, *pipeline.Error) {
-	if res.Meta == nil {
-		return res.Native, nil
+// encodeCanonical is encodeResult for a Canonical result, or an Encoded
+// one (encodedFor; nil, nil when it cannot be used: encodeResult then
+// encodes its Value): its bytes with the result's _meta, which sorts
+// before every other key of mcp-go's encoding (a map's keys are written
+// in order, and "_" < "a"), put first.
+func encodeCanonical(res *pipeline.Result, version string) (json.RawMessage, *pipeline.Error) {
+	b := res.Native
+	if !res.Canonical {
+		if b = encodedFor(res, version); b == nil {
+			return nil, nil
+		}
 	}
-	if len(res.Native) < 2 || res.Native[0] != '{' {
+	if res.Meta == nil {
+		return b, nil
+	}
+	if len(b) < 2 || b[0] != '{' {
 		return nil, pipeline.Fail(pipeline.StageResponse, nil, "tool returned an invalid MCP result")
 	}
 	meta, err := json.Marshal(&mcp.Meta{AdditionalFields: res.Meta})
 	if err != nil {
 		return nil, pipeline.Fail(pipeline.StageResponse, err, "result metadata is not JSON-encodable")
 	}
-	out := make([]byte, 0, len(res.Native)+len(meta)+10)
+	out := make([]byte, 0, len(b)+len(meta)+10)
 	out = append(append(append(out, `{"_meta":`...), meta...), ',')
-	if rest := res.Native[1:]; len(rest) > 0 && rest[0] == '}' {
+	if rest := b[1:]; len(rest) > 0 && rest[0] == '}' {
 		out = out[:len(out)-1] // no other key
 		return append(out, rest...), nil
 	}
-	return append(out, res.Native[1:]...), nil
+	return append(out, b[1:]...), nil
 }
 
 // protocolVersion is the client's MCP protocol version: the one negotiated

@@ -345,10 +345,11 @@ func (rec *callRecord) respond(ctx context.Context, res *pipeline.Result, versio
 	return out, perr
 }
 
-// respondRaw is respond for a Canonical result (encodeCanonical).
-func (rec *callRecord) respondRaw(ctx context.Context, res *pipeline.Result) (json.RawMessage, *pipeline.Error) {
+// respondRaw is respond for a Canonical or Encoded result
+// (encodeCanonical); nil, nil when respond must encode it after all.
+func (rec *callRecord) respondRaw(ctx context.Context, res *pipeline.Result, version string) (json.RawMessage, *pipeline.Error) {
 	_, end := rec.Stage(ctx, nil, pipeline.StageResponse)
-	out, perr := encodeCanonical(res)
+	out, perr := encodeCanonical(res, version)
 	if perr != nil {
 		end(perr)
 	} else {

@@ -163,6 +163,12 @@ type Result struct {
 	// gateway may write those bytes as they are instead of decoding and
 	// encoding them again (the result cache canonicalizes what it stores).
 	Canonical bool
+	// Encoded, when set with Value, is the whole result already encoded as
+	// the gateway writes it to clients with structuredContent, Value's
+	// bytes (a json.RawMessage) held in it verbatim: the result cache
+	// encodes a stored Value once (cache.Config.Encode), so that a hit is
+	// written instead of encoded again. An output mapper's result has none.
+	Encoded json.RawMessage
 	// Meta, when set, is added to the result's _meta (e.g. a stale cache
 	// serve says so there).
 	Meta map[string]any

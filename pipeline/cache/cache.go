@@ -38,6 +38,12 @@ type Config struct {
 	// is); every hit then hands those bytes on marked Canonical instead of
 	// having them decoded and encoded again per answer.
 	Canonicalize func(native json.RawMessage) (canonical json.RawMessage, ok bool)
+	// Encode, when set, encodes a Value result's JSON once, before it is
+	// stored, as the gateway writes the whole result; encoded must hold
+	// value verbatim at offset at (ok false: the JSON alone is stored).
+	// Every hit then hands on both (pipeline.Result.Encoded), and the
+	// gateway writes the bytes instead of encoding the value per answer.
+	Encode func(value json.RawMessage) (encoded json.RawMessage, at int, ok bool)
 }
 
 const (
@@ -69,6 +75,8 @@ type Cache struct {
 	flights  group
 	// canonicalize is Config.Canonicalize.
 	canonicalize func(json.RawMessage) (json.RawMessage, bool)
+	// encode is Config.Encode.
+	encode func(json.RawMessage) (json.RawMessage, int, bool)
 
 	hits, l2Hits, misses, coalesced, staleServes, evictions, l2Errors atomic.Int64
 }
@@ -93,7 +101,7 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	c := &Cache{stale: cfg.StaleIfError, prefix: cfg.KeyPrefix, canonicalize: cfg.Canonicalize}
+	c := &Cache{stale: cfg.StaleIfError, prefix: cfg.KeyPrefix, canonicalize: cfg.Canonicalize, encode: cfg.Encode}
 
 	// bigcache sizes in MiB and splits the size evenly over its shards; an
 	// entry must fit in a shard. One shard per MiB (a power of two, at most

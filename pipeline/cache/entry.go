@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"time"
@@ -17,7 +18,13 @@ const (
 	// kindCanonical is a Native result in the gateway's own encoding
 	// (Config.Canonicalize), which the gateway writes as it is.
 	kindCanonical byte = 3
-	headerLen          = 1 + 8 + 8
+	// kindEncoded is a Value result encoded as the gateway writes it
+	// (Config.Encode): two big-endian uint32, where the value's JSON
+	// starts in the encoding and how long it is, then the encoding.
+	// Versions before it read such an entry as a miss.
+	kindEncoded      byte = 4
+	headerLen             = 1 + 8 + 8
+	encodedHeaderLen      = 4 + 4
 )
 
 type entry struct {
@@ -25,17 +32,22 @@ type entry struct {
 	expires time.Time
 	stored  time.Time
 	payload []byte
+	// at and n locate the value's JSON in a kindEncoded payload.
+	at, n int
 }
 
 // encodeEntry serializes a result; ok is false when the value cannot be
-// expressed in JSON (it is then served uncached).
-func encodeEntry(res *pipeline.Result, now time.Time, ttl time.Duration, canonicalize func(json.RawMessage) (json.RawMessage, bool)) ([]byte, bool) {
+// expressed in JSON (it is then served uncached). A Value whose encoding
+// (Config.Encode) would make the entry too large for the cache is stored
+// as its JSON alone, as before there was an encoding.
+func (c *Cache) encodeEntry(res *pipeline.Result, now time.Time, ttl time.Duration) ([]byte, bool) {
 	kind, payload := kindNative, []byte(res.Native)
+	var at, n int
 	if res.Canonical {
 		kind = kindCanonical
-	} else if res.Native != nil && canonicalize != nil {
-		if c, ok := canonicalize(res.Native); ok {
-			kind, payload = kindCanonical, c
+	} else if res.Native != nil && c.canonicalize != nil {
+		if b, ok := c.canonicalize(res.Native); ok {
+			kind, payload = kindCanonical, b
 		}
 	}
 	if res.Native == nil {
@@ -44,26 +56,55 @@ func encodeEntry(res *pipeline.Result, now time.Time, ttl time.Duration, canonic
 			return nil, false
 		}
 		kind, payload = kindValue, b
+		if c.encode != nil {
+			enc, i, ok := c.encode(b)
+			if ok && i >= 0 && i+len(b) <= len(enc) &&
+				headerLen+encodedHeaderLen+len(enc) <= c.maxEntry &&
+				bytes.Equal(enc[i:i+len(b)], b) {
+				kind, payload, at, n = kindEncoded, enc, i, len(b)
+			}
+		}
 	}
-	out := make([]byte, headerLen, headerLen+len(payload))
+	size := headerLen + len(payload)
+	if kind == kindEncoded {
+		size += encodedHeaderLen
+	}
+	out := make([]byte, headerLen, size)
 	out[0] = kind
 	binary.BigEndian.PutUint64(out[1:9], uint64(now.Add(ttl).UnixNano()))
 	binary.BigEndian.PutUint64(out[9:17], uint64(now.UnixNano()))
+	if kind == kindEncoded {
+		out = binary.BigEndian.AppendUint32(out, uint32(at))
+		out = binary.BigEndian.AppendUint32(out, uint32(n))
+	}
 	return append(out, payload...), true
 }
 
 // decodeEntry reads what encodeEntry wrote; ok is false for anything else
 // (a foreign or truncated value in Redis is a miss, never an error).
 func decodeEntry(b []byte) (entry, bool) {
-	if len(b) < headerLen || (b[0] != kindValue && b[0] != kindNative && b[0] != kindCanonical) {
+	if len(b) < headerLen || b[0] < kindValue || b[0] > kindEncoded {
 		return entry{}, false
 	}
-	return entry{
+	e := entry{
 		kind:    b[0],
 		expires: time.Unix(0, int64(binary.BigEndian.Uint64(b[1:9]))),
 		stored:  time.Unix(0, int64(binary.BigEndian.Uint64(b[9:17]))),
 		payload: b[headerLen:],
-	}, true
+	}
+	if e.kind == kindEncoded {
+		p := e.payload
+		if len(p) < encodedHeaderLen {
+			return entry{}, false
+		}
+		at, n := uint64(binary.BigEndian.Uint32(p)), uint64(binary.BigEndian.Uint32(p[4:]))
+		e.payload = p[encodedHeaderLen:]
+		if at+n > uint64(len(e.payload)) {
+			return entry{}, false
+		}
+		e.at, e.n = int(at), int(n)
+	}
+	return e, true
 }
 
 func (e entry) fresh(now time.Time) bool { return now.Before(e.expires) }
@@ -80,12 +121,20 @@ func (e entry) result(call *pipeline.Call) (*pipeline.Result, error) {
 	if e.kind == kindNative || e.kind == kindCanonical {
 		return &pipeline.Result{Native: json.RawMessage(e.payload), Canonical: e.kind == kindCanonical}, nil
 	}
+	value := e.payload
+	if e.kind == kindEncoded {
+		value = e.payload[e.at : e.at+e.n]
+	}
 	if call.Tool != nil && call.Tool.OutputMapper != nil {
 		var v any
-		if err := json.Unmarshal(e.payload, &v); err != nil {
+		if err := json.Unmarshal(value, &v); err != nil {
 			return nil, err
 		}
 		return &pipeline.Result{Value: v}, nil
 	}
-	return &pipeline.Result{Value: json.RawMessage(e.payload)}, nil
+	res := &pipeline.Result{Value: json.RawMessage(value)}
+	if e.kind == kindEncoded {
+		res.Encoded = json.RawMessage(e.payload)
+	}
+	return res, nil
 }

@@ -121,7 +121,7 @@ func (x *executor) fill(ctx context.Context, key string, call *pipeline.Call) fl
 	if res.MaxAge > 0 && res.MaxAge < ttl {
 		ttl = res.MaxAge
 	}
-	b, ok := encodeEntry(res, time.Now(), ttl, c.canonicalize)
+	b, ok := c.encodeEntry(res, time.Now(), ttl)
 	if !ok || !c.store(ctx, key, b, ttl) {
 		return flightResult{res: res}
 	}

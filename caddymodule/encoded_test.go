@@ -1,0 +1,57 @@
+package caddymodule
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// TestEncodedValueIsMCPGoEncoding: a Value result encoded once
+// (encodeValue) and written from that encoding (encodeCanonical) is byte
+// for byte what encoding the value per answer gives (encodeResult, the
+// mcp-go path), for a client with structuredContent and one without, with
+// a stale serve's _meta and without, whatever the value holds.
+func TestEncodedValueIsMCPGoEncoding(t *testing.T) {
+	values := []string{
+		`[{"id":1,"name":"a\u003cb\u003e\u0026é\u2028","n":9007199254740993}]`,
+		`[{"structuredContent":{"results":[1]},"text":"\"}}"}]`,
+		`[]`,
+		`null`,
+		`"x"`,
+		`{"rows":[1.5,2e3,-0]}`,
+	}
+	metas := []map[string]any{nil, {"edgemcp/cache": map[string]any{"status": "stale", "age_seconds": int64(12)}}}
+	for _, v := range values {
+		value, _ := json.Marshal(json.RawMessage(v)) // as the cache stores it
+		enc, at, ok := encodeValue(value)
+		if !ok || !bytes.Equal(enc[at:at+len(value)], value) {
+			t.Fatalf("%s: not encoded (%v) or value not at %d", v, ok, at)
+		}
+		for _, version := range []string{"2025-03-26", "2025-06-18", "2025-11-25"} {
+			for _, meta := range metas {
+				got, perr := encodeCanonical(&pipeline.Result{Value: json.RawMessage(value), Encoded: enc, Meta: meta}, version)
+				if perr != nil || got == nil {
+					t.Fatalf("%s %s: %s %v", v, version, got, perr)
+				}
+				res, perr := encodeResult(&pipeline.Result{Value: json.RawMessage(value), Meta: meta}, version)
+				if perr != nil {
+					t.Fatal(perr)
+				}
+				want, _ := json.Marshal(res)
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s meta %v:\n encoded %s\n mcp-go  %s", version, meta, got, want)
+				}
+			}
+		}
+	}
+	// An encoding that is not of this shape is not used: the value is
+	// encoded as usual.
+	value := json.RawMessage(`[1]`)
+	for _, bad := range []string{`{"w":[1]}`, `{"content":[],"structuredContent":{"results":[2]}}`, `}}`} {
+		if got, perr := encodeCanonical(&pipeline.Result{Value: value, Encoded: json.RawMessage(bad)}, "2025-11-25"); got != nil || perr != nil {
+			t.Errorf("%s used: %s %v", bad, got, perr)
+		}
+	}
+}
