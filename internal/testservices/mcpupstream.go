@@ -57,7 +57,12 @@ func StartSessionUpstream(t testing.TB) *SessionUpstream {
 			out, _ := json.Marshal(c)
 			return mcp.NewToolResultText(string(out)), nil
 		})
-	h := server.NewStreamableHTTPServer(m, server.WithStateful(true),
+	// No standalone GET stream: mcp-go's server hands a session's
+	// notifications to whichever of its streams reads first, so a progress
+	// notification could leave on the GET stream after the call's result
+	// and arrive once the call had ended (the gateway then drops it). On
+	// POST streams only, it always precedes the result.
+	h := server.NewStreamableHTTPServer(m, server.WithStateful(true), server.WithDisableStreaming(true),
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			return context.WithValue(ctx, authKey{}, r.Header.Get("Authorization"))
 		}))
