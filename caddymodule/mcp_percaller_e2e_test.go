@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -64,6 +65,34 @@ func TestMCPSourcePerCaller(t *testing.T) {
 	}
 	if a1.Session == b1.Session || a1.Session != a2.Session || b1.Session != b2.Session || a2.N != 2 || b2.N != 2 {
 		t.Errorf("sessions: alice %s %d/%d, bob %s %d/%d", a1.Session, a1.N, a2.N, b1.Session, b1.N, b2.N)
+	}
+
+	// A resource read and a prompt get go on the caller's own session too,
+	// with the caller's own token.
+	for _, c := range []struct {
+		token string
+		want  testservices.Count
+	}{{alice, a1}, {bob, b1}} {
+		auth := map[string]string{"Authorization": "Bearer " + c.token}
+		s := authSession(t, g, "2025-06-18", auth)
+		read, _ := s.postWith(t, `{"jsonrpc":"2.0","id":21,"method":"resources/read","params":{"uri":"session://whoami"}}`, auth)
+		var contents struct {
+			Contents []struct {
+				Text string `json:"text"`
+			} `json:"contents"`
+		}
+		var got testservices.Count
+		if read.Error != nil || json.Unmarshal(read.Result, &contents) != nil || len(contents.Contents) != 1 ||
+			json.Unmarshal([]byte(contents.Contents[0].Text), &got) != nil {
+			t.Fatalf("resources/read: %s %+v", read.Result, read.Error)
+		}
+		if got.Session != c.want.Session || got.Auth != "Bearer "+c.token {
+			t.Errorf("the read went on session %s with %q, want the caller's %s with its own token", got.Session, got.Auth, c.want.Session)
+		}
+		prompt, _ := s.postWith(t, `{"jsonrpc":"2.0","id":22,"method":"prompts/get","params":{"name":"notes_whoami"}}`, auth)
+		if prompt.Error != nil || !strings.Contains(string(prompt.Result), c.want.Session) || !strings.Contains(string(prompt.Result), c.token) {
+			t.Errorf("prompts/get did not go on the caller's session with its token: %s %+v", prompt.Result, prompt.Error)
+		}
 	}
 
 	// Progress of alice's call reaches alice's client under her token.

@@ -142,7 +142,7 @@ func truncate(raw json.RawMessage) string {
 // forwardRead reads a resource of a source.
 func (h *Handler) forwardRead(cs pipeline.CatalogSource) server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		raw, err := cs.ReadResource(ctx, req.Params.URI)
+		raw, err := cs.ReadResource(withRequestCaller(ctx), req.Params.URI)
 		if err != nil {
 			return nil, h.forwardFailed(ctx, err)
 		}
@@ -154,10 +154,22 @@ func (h *Handler) forwardRead(cs pipeline.CatalogSource) server.ResourceHandlerF
 	}
 }
 
+// withRequestCaller gives a source the caller the endpoint verified
+// (default_auth) and the request's headers: a source with an upstream
+// session per caller sends the request on that caller's session, with the
+// caller's credentials (sources/mcp, session per_caller).
+func withRequestCaller(ctx context.Context) context.Context {
+	id, _ := ctx.Value(endpointIdentityKey{}).(*pipeline.Identity)
+	if id == nil {
+		return ctx
+	}
+	return pipeline.WithRequestCaller(ctx, &pipeline.Call{Identity: id, Request: authRequestInfo(ctx)})
+}
+
 // forwardGet gets a prompt of a source under its original name.
 func (h *Handler) forwardGet(cs pipeline.CatalogSource, original string) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		raw, err := cs.GetPrompt(ctx, original, req.Params.Arguments)
+		raw, err := cs.GetPrompt(withRequestCaller(ctx), original, req.Params.Arguments)
 		if err != nil {
 			return nil, h.forwardFailed(ctx, err)
 		}
@@ -236,7 +248,7 @@ func forwardComplete(ctx context.Context, src pipeline.CatalogSource, ref map[st
 	if len(cctx.Arguments) > 0 {
 		params["context"] = cctx
 	}
-	raw, err := src.Complete(ctx, params)
+	raw, err := src.Complete(withRequestCaller(ctx), params)
 	if err != nil {
 		return nil, err
 	}

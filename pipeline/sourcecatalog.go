@@ -13,7 +13,10 @@ type CatalogSource interface {
 	// Catalog is what the source listed last, as the upstream's JSON
 	// objects; empty while it has not been reached.
 	Catalog() SourceCatalog
-	// ReadResource forwards resources/read and returns the upstream's result.
+	// ReadResource forwards resources/read and returns the upstream's
+	// result. The ctx of ReadResource, GetPrompt and Complete carries the
+	// verified caller, when there is one (RequestCaller), for a source that
+	// keeps an upstream session per caller.
 	ReadResource(ctx context.Context, uri string) (json.RawMessage, error)
 	// GetPrompt forwards prompts/get under the prompt's original name.
 	GetPrompt(ctx context.Context, name string, args map[string]string) (json.RawMessage, error)
@@ -50,4 +53,19 @@ type ResourceSubscriber interface {
 	// OnResourceUpdated sets what the source calls when the upstream says
 	// uri changed, with the sessions subscribed to it.
 	OnResourceUpdated(updated func(uri string, sessions []string))
+}
+
+type requestCallerKey struct{}
+
+// WithRequestCaller returns ctx carrying the verified caller of a request
+// that is not a tools/call (a resources/read, prompts/get or completion
+// forwarded to a source): its identity and request, as a Call has them.
+func WithRequestCaller(ctx context.Context, c *Call) context.Context {
+	return context.WithValue(ctx, requestCallerKey{}, c)
+}
+
+// RequestCaller is the caller WithRequestCaller put in ctx, or nil.
+func RequestCaller(ctx context.Context) *Call {
+	c, _ := ctx.Value(requestCallerKey{}).(*Call)
+	return c
 }

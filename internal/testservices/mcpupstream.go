@@ -42,7 +42,7 @@ type authKey struct{}
 func StartSessionUpstream(t testing.TB) *SessionUpstream {
 	t.Helper()
 	u := &SessionUpstream{counts: map[string]int{}, ended: map[string]bool{}}
-	m := server.NewMCPServer("sessions", "1", server.WithToolCapabilities(true))
+	m := server.NewMCPServer("sessions", "1", server.WithToolCapabilities(true), server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false))
 	m.AddTool(mcp.NewTool("count", mcp.WithDescription("counts its calls on the session")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			id := server.ClientSessionFromContext(ctx).SessionID()
@@ -56,6 +56,21 @@ func StartSessionUpstream(t testing.TB) *SessionUpstream {
 			u.mu.Unlock()
 			out, _ := json.Marshal(c)
 			return mcp.NewToolResultText(string(out)), nil
+		})
+	// The resource session://whoami and the prompt whoami answer with the
+	// session and the Authorization header they were asked on (a Count
+	// with N 0), so that a test sees which session a read or get took.
+	whoami := func(ctx context.Context) string {
+		out, _ := json.Marshal(Count{Session: server.ClientSessionFromContext(ctx).SessionID(), Auth: ctx.Value(authKey{}).(string)})
+		return string(out)
+	}
+	m.AddResource(mcp.NewResource("session://whoami", "whoami", mcp.WithMIMEType("application/json")),
+		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "application/json", Text: whoami(ctx)}}, nil
+		})
+	m.AddPrompt(mcp.NewPrompt("whoami", mcp.WithPromptDescription("the session and credential it was asked on")),
+		func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return mcp.NewGetPromptResult("whoami", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(whoami(ctx)))}), nil
 		})
 	// No standalone GET stream: mcp-go's server hands a session's
 	// notifications to whichever of its streams reads first, so a progress

@@ -584,6 +584,25 @@ type sessionSource interface {
 	drop(s *session)
 }
 
+// sessionFor is where a request of call goes: the connection's session,
+// or with session per_caller the caller's own (release ends its use).
+func (c *conn) sessionFor(ctx context.Context, call *pipeline.Call) (sessionSource, func(), error) {
+	if c.callers == nil {
+		return c, func() {}, nil
+	}
+	if call == nil || call.Identity == nil {
+		return nil, nil, errNoCaller
+	}
+	if err := c.checkCredentials(ctx, call); err != nil {
+		return nil, nil, err
+	}
+	e, err := c.callers.acquire(call)
+	if err != nil {
+		return nil, nil, err
+	}
+	return callerSource{c.callers, e}, func() { c.callers.release(e) }, nil
+}
+
 // call forwards a tools/call. A request that never reached the server
 // (the child had exited, the connection was refused) is sent again once
 // on a new session; one that was sent is never repeated.
@@ -593,21 +612,11 @@ func (c *conn) call(ctx context.Context, call *pipeline.Call, name string, args 
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	var src sessionSource = c
-	if c.callers != nil {
-		if call == nil || call.Identity == nil {
-			return nil, errNoCaller
-		}
-		if err := c.checkCredentials(ctx, call); err != nil {
-			return nil, err
-		}
-		e, err := c.callers.acquire(call)
-		if err != nil {
-			return nil, err
-		}
-		defer c.callers.release(e)
-		src = callerSource{c.callers, e}
+	src, release, err := c.sessionFor(ctx, call)
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	if args == nil {
 		args = map[string]any{}
 	}

@@ -20,13 +20,10 @@ import (
 
 var _ pipeline.CatalogSource = (*Source)(nil)
 
-// Catalog implements pipeline.CatalogSource. A per_caller source serves
-// none: a read or get reaches the source without a verified caller, so it
-// has no session to go on.
+// Catalog implements pipeline.CatalogSource: what the shared session
+// listed. With session per_caller, reads, gets and completions go on the
+// caller's own session (forward).
 func (s *Source) Catalog() pipeline.SourceCatalog {
-	if s.conn.set.perCaller {
-		return pipeline.SourceCatalog{}
-	}
 	s.conn.mu.Lock()
 	defer s.conn.mu.Unlock()
 	return s.conn.cat
@@ -56,20 +53,47 @@ func (s *Source) Complete(ctx context.Context, params map[string]any) (json.RawM
 func (e *rpcError) Code() int { return e.code }
 
 // forward sends one request on the current session (connecting when there
-// is none) within the source's timeout.
+// is none), or with session per_caller on the session of the caller in ctx
+// (pipeline.RequestCaller), within the source's timeout.
 func (c *conn) forward(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	return c.send(ctx, false, method, params)
+}
+
+// forwardShared is forward on the shared session whatever the source's
+// sessions: subscriptions are the source's, not a caller's (subscribe.go).
+func (c *conn) forwardShared(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	return c.send(ctx, true, method, params)
+}
+
+func (c *conn) send(ctx context.Context, shared bool, method string, params any) (json.RawMessage, error) {
 	if d := c.set.built.Timeout; d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	s, err := c.ensure(ctx)
+	var src sessionSource = c
+	if !shared {
+		var release func()
+		var err error
+		if src, release, err = c.sessionFor(ctx, pipeline.RequestCaller(ctx)); err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	perCaller := !shared && c.callers != nil
+	s, err := src.ensure(ctx)
 	if err != nil {
+		if refused := callerRefused(err); refused != nil && perCaller {
+			return nil, refused
+		}
 		return nil, upstream.Failed("the MCP server is not reachable", err)
 	}
 	raw, _, err := s.request(ctx, method, params)
 	if err == nil {
 		return raw, nil
+	}
+	if refused := callerRefused(err); refused != nil && perCaller {
+		return nil, refused
 	}
 	var rpc *rpcError
 	if errors.As(err, &rpc) {

@@ -47,7 +47,7 @@ func (s *Source) SubscribeResource(ctx context.Context, uri, session string) err
 	subs := c.watched[uri]
 	c.mu.Unlock()
 	if len(subs) == 0 {
-		if _, err := c.forward(ctx, string(mcp.MethodResourcesSubscribe), map[string]any{"uri": uri}); err != nil {
+		if _, err := c.forwardShared(ctx, string(mcp.MethodResourcesSubscribe), map[string]any{"uri": uri}); err != nil {
 			return err
 		}
 	}
@@ -70,7 +70,7 @@ func (s *Source) UnsubscribeResource(ctx context.Context, uri, session string) e
 	if !c.leave(uri, session) {
 		return nil
 	}
-	_, err := c.forward(ctx, string(mcp.MethodResourcesUnsubscribe), map[string]any{"uri": uri})
+	_, err := c.forwardShared(ctx, string(mcp.MethodResourcesUnsubscribe), map[string]any{"uri": uri})
 	return err
 }
 
