@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -143,13 +144,24 @@ func (c cost) cpuPerCall() float64 { return float64(c.cpu.Microseconds()) / floa
 
 func (c cost) allocsPerCall() float64 { return float64(c.mallocs) / float64(max(c.calls, 1)) }
 
+// printCostRatio prints what a call cost on each side (the upstream and
+// the load driver run in the process too, alike for both sides) and the
+// ratio of the CPU per call, which unlike requests/s does not move with
+// other work on the machine.
+func printCostRatio(baseName string, base cost, name string, c cost) {
+	fmt.Printf("%s: %s\n%s: %s\n", baseName, &base, name, &c)
+	if base.calls > 0 && c.calls > 0 && c.cpu > 0 {
+		fmt.Printf("CPU per call ratio %s/%s = %.2f\n", baseName, name, base.cpuPerCall()/c.cpuPerCall())
+	}
+}
+
 func (c *cost) String() string {
 	if c.calls == 0 {
 		return "no calls"
 	}
 	n := float64(c.calls)
-	s := "CPU " + strconv.FormatFloat(float64(c.cpu.Microseconds())/n, 'f', 1, 64) + " µs/call, " +
-		strconv.FormatFloat(float64(c.mallocs)/n, 'f', 0, 64) + " allocs/call"
+	s := "CPU " + strconv.FormatFloat(c.cpuPerCall(), 'f', 1, 64) + " µs/call, " +
+		strconv.FormatFloat(c.allocsPerCall(), 'f', 0, 64) + " allocs/call"
 	if c.syscalls >= 0 {
 		s += ", " + strconv.FormatFloat(float64(c.syscalls)/n, 'f', 1, 64) + " read/write syscalls/call"
 	}

@@ -248,18 +248,6 @@ func runSpecBench(ctx context.Context, spec string, d time.Duration, version, cp
 	lists.print("tools/list")
 }
 
-// printCostRatio prints what a call cost on each side (the upstream and
-// the load driver run in the process too, alike for both sides) and the
-// ratio of the CPU per call, which unlike requests/s does not move with
-// other work on the machine.
-func printCostRatio(baseName string, base cost, name string, c cost) {
-	fmt.Printf("%s: %s\n%s: %s\n", baseName, &base, name, &c)
-	if base.calls > 0 && c.calls > 0 && c.cpu > 0 {
-		fmt.Printf("CPU per call ratio %s/%s = %.2f\n", baseName, name,
-			(float64(base.cpu)/float64(base.calls))/(float64(c.cpu)/float64(c.calls)))
-	}
-}
-
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 func round(d time.Duration) string { return d.Round(time.Millisecond).String() }

@@ -621,24 +621,18 @@ func (c *conn) call(ctx context.Context, call *pipeline.Call, name string, args 
 		args = map[string]any{}
 	}
 	params := map[string]any{"name": name, "arguments": args}
+	perCaller := c.callers != nil
 	for attempt := 0; ; attempt++ {
 		s, err := src.ensure(ctx)
 		if err != nil {
-			if refused := callerRefused(err); refused != nil && c.callers != nil {
-				return nil, refused
-			}
-			return nil, upstream.Failed("the MCP server is not reachable", err)
+			return nil, unreachable(err, perCaller)
 		}
 		raw, sent, err := s.forward(ctx, params)
 		if err == nil {
 			return raw, nil
 		}
-		if refused := callerRefused(err); refused != nil && c.callers != nil {
-			return nil, refused
-		}
-		var rpc *rpcError
-		if errors.As(err, &rpc) {
-			return nil, err
+		if answer := serverAnswer(err, perCaller); answer != nil {
+			return nil, answer
 		}
 		if !sent && attempt == 0 && ctx.Err() == nil {
 			c.log.Debug("MCP request did not reach the server: reconnecting and sending it again",
@@ -646,11 +640,41 @@ func (c *conn) call(ctx context.Context, call *pipeline.Call, name string, args 
 			src.drop(s)
 			continue
 		}
-		if ctx.Err() != nil {
-			return nil, upstream.Failed("the MCP server did not answer in time", err)
-		}
-		return nil, upstream.Failed("the connection to the MCP server failed during the call", err)
+		return nil, transportFailure(ctx, err, "the connection to the MCP server failed during the call")
 	}
+}
+
+// unreachable is the error of a request for which no session could be
+// had: the caller's refused credential (session per_caller), else the
+// server is not reachable.
+func unreachable(err error, perCaller bool) error {
+	if refused := callerRefused(err); refused != nil && perCaller {
+		return refused
+	}
+	return upstream.Failed("the MCP server is not reachable", err)
+}
+
+// serverAnswer is the error of a failed request that the server itself
+// gave, passed on as it is: the caller's refused credential (session
+// per_caller) or the server's JSON-RPC error; nil for a transport failure.
+func serverAnswer(err error, perCaller bool) error {
+	if refused := callerRefused(err); refused != nil && perCaller {
+		return refused
+	}
+	var rpc *rpcError
+	if errors.As(err, &rpc) {
+		return err
+	}
+	return nil
+}
+
+// transportFailure is the error of a request the server did not answer:
+// the deadline passed, or broken says what broke.
+func transportFailure(ctx context.Context, err error, broken string) error {
+	if ctx.Err() != nil {
+		return upstream.Failed("the MCP server did not answer in time", err)
+	}
+	return upstream.Failed(broken, err)
 }
 
 // relist fetches the tools again after the server said they changed.

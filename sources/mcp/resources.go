@@ -3,14 +3,12 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/pipeline"
-	"github.com/edgemcp/edgemcp/sources/upstream"
 )
 
 // The upstream's resources, resource templates and prompts (README,
@@ -83,26 +81,16 @@ func (c *conn) send(ctx context.Context, shared bool, method string, params any)
 	perCaller := !shared && c.callers != nil
 	s, err := src.ensure(ctx)
 	if err != nil {
-		if refused := callerRefused(err); refused != nil && perCaller {
-			return nil, refused
-		}
-		return nil, upstream.Failed("the MCP server is not reachable", err)
+		return nil, unreachable(err, perCaller)
 	}
 	raw, _, err := s.request(ctx, method, params)
 	if err == nil {
 		return raw, nil
 	}
-	if refused := callerRefused(err); refused != nil && perCaller {
-		return nil, refused
+	if answer := serverAnswer(err, perCaller); answer != nil {
+		return nil, answer
 	}
-	var rpc *rpcError
-	if errors.As(err, &rpc) {
-		return nil, err
-	}
-	if ctx.Err() != nil {
-		return nil, upstream.Failed("the MCP server did not answer in time", err)
-	}
-	return nil, upstream.Failed("the connection to the MCP server failed", err)
+	return nil, transportFailure(ctx, err, "the connection to the MCP server failed")
 }
 
 // listCatalog lists what the server declared it has: resources and

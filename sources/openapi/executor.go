@@ -209,15 +209,12 @@ func resourceURI(u *url.URL) string {
 // upstream wrote it, compacted: its keys in their order, its numbers as
 // written.
 func objectResult(obj []byte, meta map[string]any) (*pipeline.Result, error) {
-	if !json.Valid(obj) {
-		return nil, upstream.Failed("upstream sent invalid JSON", nil)
-	}
 	b, err := json.Marshal(mcp.CallToolResult{
 		Content:              []mcp.Content{mcp.NewTextContent(string(obj))},
 		RawStructuredContent: json.RawMessage(obj),
 	})
-	if err != nil {
-		return nil, upstream.Failed("upstream response cannot be encoded", err)
+	if err != nil { // only the object can fail: encoding/json checks a RawMessage as it compacts it
+		return nil, upstream.Failed("upstream sent invalid JSON", err)
 	}
 	return &pipeline.Result{Native: b, Canonical: true, Meta: meta}, nil
 }
