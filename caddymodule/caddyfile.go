@@ -191,6 +191,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			h.RateLimit = c
+		case "max_concurrent":
+			n, err := wholeArg(d, "")
+			if err != nil {
+				return err
+			}
+			h.MaxConcurrent = n
 		case "rate_limit_redis":
 			args := d.RemainingArgs()
 			if len(args) < 1 || len(args) > 2 {
@@ -418,13 +424,9 @@ func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
 			}
 			t.Approval = p
 		case "max_concurrent":
-			var s string
-			if err := oneArg(d, &s); err != nil {
+			n, err := wholeArg(d, fmt.Sprintf("tool %q: ", t.Name))
+			if err != nil {
 				return t, err
-			}
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 1 {
-				return t, d.Errf("tool %q: max_concurrent must be a positive whole number, got %q", t.Name, s)
 			}
 			t.MaxConcurrent = n
 		default:
@@ -531,6 +533,21 @@ func oneArg(d *caddyfile.Dispenser, dst *string) error {
 		return d.Errf("%s takes one value, got another: %q", dir, d.Val())
 	}
 	return nil
+}
+
+// wholeArg reads the sub-directive's one value, a positive whole number;
+// an error names the sub-directive after prefix (the block it is in).
+func wholeArg(d *caddyfile.Dispenser, prefix string) (int, error) {
+	dir := d.Val()
+	var s string
+	if err := oneArg(d, &s); err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, d.Errf("%s%s must be a positive whole number, got %q", prefix, dir, s)
+	}
+	return n, nil
 }
 
 func durationArg(d *caddyfile.Dispenser) (time.Duration, error) {

@@ -91,6 +91,9 @@ type Handler struct {
 	// counters of every limit through Redis (ratelimit.go).
 	RateLimit      *RateLimitConfig      `json:"rate_limit,omitempty"`
 	RateLimitStore *RateLimitStoreConfig `json:"rate_limit_redis,omitempty"`
+	// MaxConcurrent bounds the endpoint's POST requests served at once on
+	// this node; one beyond is answered 503 (inflight.go). 0: unbounded.
+	MaxConcurrent int `json:"max_concurrent,omitempty"`
 	// Cache is the result cache (cache.go).
 	Cache *CacheConfig `json:"cache,omitempty"`
 	// Discovery is how tools/list presents the tools (discovery.go).
@@ -114,6 +117,7 @@ type Handler struct {
 	redisKey   string
 
 	limits        ratelimit.Store // rate limit counters (ratelimit.go)
+	inFlight      *inFlight       // nil without max_concurrent (inflight.go)
 	limitRedisKey string
 
 	unknownTool *toolObs
@@ -154,6 +158,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	if h.ErrorDetail == "" {
 		h.ErrorDetail = errorDetailSafe
+	}
+	if h.MaxConcurrent > 0 {
+		h.inFlight = &inFlight{max: int64(h.MaxConcurrent)}
 	}
 	if h.MaxBodySize == 0 {
 		h.MaxBodySize = defaultMaxBodySize
@@ -288,6 +295,9 @@ func (h *Handler) Validate() error {
 	}
 	if h.ErrorDetail != errorDetailSafe && h.ErrorDetail != errorDetailFull {
 		return fmt.Errorf("error_detail must be %q or %q, got %q", errorDetailSafe, errorDetailFull, h.ErrorDetail)
+	}
+	if h.MaxConcurrent < 0 {
+		return fmt.Errorf("max_concurrent must not be negative, got %d (0 or absent: unbounded)", h.MaxConcurrent)
 	}
 	if h.MaxBodySize < 0 {
 		return fmt.Errorf("max_body_size must not be negative, got %d (0 or absent means the default, 1 MiB)", h.MaxBodySize)

@@ -1,7 +1,10 @@
 package caddymodule
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -191,8 +194,85 @@ func TestRateLimitCaddyfileErrors(t *testing.T) {
 			t.Errorf("%q: %s", tc.cfg, got)
 		}
 	}
-	got := adaptForTest(t, ":8080 {\n\tmcp {\n\t\ttool x {\n\t\t\tdescription \"x\"\n\t\t\tmax_concurrent none\n\t\t}\n\t}\n}\n")
+	got := adaptForTest(t, ":8080 {\n\tmcp {\n\t\tmax_concurrent 0\n\t}\n}\n")
+	if !strings.Contains(got, `max_concurrent must be a positive whole number, got "0"`) || !strings.Contains(got, "Caddyfile:3") {
+		t.Errorf("endpoint max_concurrent: %s", got)
+	}
+	got = adaptForTest(t, ":8080 {\n\tmcp {\n\t\ttool x {\n\t\t\tdescription \"x\"\n\t\t\tmax_concurrent none\n\t\t}\n\t}\n}\n")
 	if !strings.Contains(got, "max_concurrent must be a positive whole number") || !strings.Contains(got, "Caddyfile:5") {
 		t.Errorf("max_concurrent: %s", got)
 	}
+}
+
+// TestEndpointMaxConcurrent: with the endpoint's max_concurrent requests
+// in flight, any further POST is answered 503 with Retry-After before MCP
+// sees it, on the direct path (a plain tools/call) and on mcp-go's (a
+// tools/list, a call with _meta) alike; an open GET stream takes no
+// place; once the running call ends, requests are served again.
+func TestEndpointMaxConcurrent(t *testing.T) {
+	testDB(t)
+	app := appName(t)
+	dsn := withParams(t, postgresURL(t), "application_name", app)
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		max_concurrent 1
+		connector pg postgres %q
+		tool slow {
+			description "Sleeps"
+			use pg
+			statement "SELECT pg_sleep({{ inputs.s }}) IS NULL AS slept"
+			input s float required
+		}
+	}
+}`, dsn))
+	s := g.rawSession(t, "2025-06-18")
+
+	// A notification stream is open all along: it must not hold the place.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	stream.Header.Set("Accept", "text/event-stream")
+	stream.Header.Set("Mcp-Session-Id", s.session)
+	stream.Header.Set("Mcp-Protocol-Version", s.version)
+	opened := make(chan int, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(stream)
+		if err != nil {
+			opened <- 0
+			return
+		}
+		opened <- res.StatusCode
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}()
+	if code := <-opened; code != http.StatusOK {
+		t.Fatalf("GET stream: status %d", code)
+	}
+	s.call(t, "slow", map[string]any{"s": 0}).tool(t)
+
+	before := testutil.ToFloat64(rateLimited.WithLabelValues("concurrency", ""))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var first callResult
+	go func() { defer wg.Done(); first = s.callAsync(100, "slow", map[string]any{"s": 2}) }()
+	waitSleeping(t, app, 1)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":101,"method":"tools/call","params":{"name":"slow","arguments":{"s":0}}}`,
+		`{"jsonrpc":"2.0","id":102,"method":"tools/call","params":{"name":"slow","arguments":{"s":0},"_meta":{"progressToken":"p"}}}`,
+		`{"jsonrpc":"2.0","id":103,"method":"tools/list"}`,
+	} {
+		r, hdr := s.post(t, body)
+		if r.Status != http.StatusServiceUnavailable || hdr.Get("Retry-After") != "1" || r.Error == nil ||
+			r.Error.Code != -32000 || r.Error.Message != "busy: 1 requests are being served (max_concurrent)" {
+			t.Errorf("%s while full: %d %+v Retry-After %q", body, r.Status, r.Error, hdr.Get("Retry-After"))
+		}
+	}
+	if n := testutil.ToFloat64(rateLimited.WithLabelValues("concurrency", "")) - before; n != 3 {
+		t.Errorf("edgemcp_rate_limited_total{scope=concurrency,tool=\"\"} rose by %v, want 3", n)
+	}
+	wg.Wait()
+	if first.err != nil || first.code != 0 {
+		t.Errorf("first call: %+v", first)
+	}
+	s.call(t, "slow", map[string]any{"s": 0}).tool(t)
 }

@@ -67,6 +67,10 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !h.admit(w, r) {
 		return // Host or Origin refused (gate.go)
 	}
+	if !h.inFlight.enter(w, r) {
+		return // max_concurrent requests already being served: 503 (inflight.go)
+	}
+	defer h.inFlight.leave(r)
 	if h.serveCatalogScript(w, r) {
 		return // the catalog page's script: static, for anyone (catalog.go)
 	}
