@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // session is a minimal streamable-HTTP MCP client: initialize, then
@@ -22,6 +25,9 @@ var transport = &http.Transport{MaxIdleConnsPerHost: overloadCap}
 
 func openSession(ctx context.Context, url, version string) (*session, error) {
 	s := &session{url: url, version: version, client: &http.Client{Transport: transport}}
+	if mcp.IsModernProtocol(version) {
+		return s, nil // no handshake: each request says who the client is (modernRequest)
+	}
 	body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version +
 		`","capabilities":{},"clientInfo":{"name":"edgemcp-bench","version":"1"}}}`
 	res, hdr, err := s.post(ctx, body)
@@ -57,6 +63,11 @@ func (s *session) post(ctx context.Context, body string) ([]byte, http.Header, e
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if mcp.IsModernProtocol(s.version) {
+		if req, err = s.modernRequest(req, body); err != nil {
+			return nil, nil, err
+		}
+	}
 	if s.id != "" {
 		req.Header.Set("Mcp-Session-Id", s.id)
 		req.Header.Set("Mcp-Protocol-Version", s.version)
@@ -71,4 +82,43 @@ func (s *session) post(ctx context.Context, body string) ([]byte, http.Header, e
 		err = fmt.Errorf("HTTP %d: %.200s", res.StatusCode, out)
 	}
 	return out, res.Header, err
+}
+
+// modernMeta is what a request on protocol 2026-07-28 or later carries in
+// its params' _meta instead of an initialize handshake.
+const modernMeta = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"edgemcp-bench","version":"1"},"io.modelcontextprotocol/protocolVersion":`
+
+// modernRequest turns req (body) into a request of a protocol without
+// sessions (2026-07-28): the version and the client in _meta, and the
+// standard headers (Mcp-Protocol-Version, Mcp-Method, Mcp-Name) that must
+// agree with the body.
+func (s *session) modernRequest(req *http.Request, body string) (*http.Request, error) {
+	var msg struct {
+		Method mcp.MCPMethod   `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal([]byte(body), &msg); err != nil {
+		return nil, err
+	}
+	meta := modernMeta + strconv.Quote(s.version) + "}"
+	if len(msg.Params) == 0 {
+		body = body[:len(body)-1] + `,"params":{` + meta + "}}"
+	} else {
+		i := bytes.Index([]byte(body), []byte(`"params":{`)) + len(`"params":{`)
+		sep := ","
+		if body[i] == '}' {
+			sep = ""
+		}
+		body = body[:i] + meta + sep + body[i:]
+	}
+	out, err := http.NewRequestWithContext(req.Context(), req.Method, req.URL.String(), bytes.NewBufferString(body))
+	if err != nil {
+		return nil, err
+	}
+	out.Header = req.Header
+	out.Header.Set("Mcp-Protocol-Version", s.version)
+	for k, v := range mcp.StandardHeaders(s.version, msg.Method, msg.Params) {
+		out.Header.Set(k, v)
+	}
+	return out, nil
 }

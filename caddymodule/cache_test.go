@@ -191,7 +191,7 @@ func TestCacheStaleIfError(t *testing.T) {
 		t.Fatalf("_meta %s", r.Result)
 	}
 
-	// The mcp-go path (protocol 2026-07-28, no session) says it too.
+	// mcp-go's client (protocol 2026-07-28, no session) is told it too.
 	c := g.mcpClient(t)
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "item"

@@ -33,7 +33,17 @@ var sessionVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2
 // here, a tools/list in direct_list.go): a protocol version with sessions,
 // JSON in and out, and a session id that verifies and was not ended.
 func (h *Handler) directSession(r *http.Request) bool {
-	if !sessionVersions[r.Header.Get("Mcp-Protocol-Version")] || !acceptsJSON(r) {
+	if !sessionVersions[r.Header.Get("Mcp-Protocol-Version")] || !jsonExchange(r) {
+		return false
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	terminated, err := h.sessionIDs.Validate(sid)
+	return sid != "" && err == nil && !terminated
+}
+
+// jsonExchange: a JSON request from a client that takes a JSON answer.
+func jsonExchange(r *http.Request) bool {
+	if !acceptsJSON(r) {
 		return false
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // what clients send; else parse it
@@ -41,18 +51,28 @@ func (h *Handler) directSession(r *http.Request) bool {
 			return false
 		}
 	}
-	sid := r.Header.Get("Mcp-Session-Id")
-	terminated, err := h.sessionIDs.Validate(sid)
-	return sid != "" && err == nil && !terminated
+	return true
 }
 
 // answerDirectly serves st when it qualifies and reports whether it did.
 func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *callState) bool {
-	if !st.direct || !h.directSession(r) {
+	if !st.direct {
+		return false
+	}
+	if st.modern != "" { // no session: the request itself was checked (direct_modern.go)
+		if !jsonExchange(r) {
+			return false
+		}
+	} else if !h.directSession(r) {
 		return false
 	}
 	tool := h.tools().engine.Lookup(st.name)
 	if tool == nil || tool.Approval != nil {
+		return false
+	}
+	// A modern client cannot be asked anything while a call runs, and an
+	// input bound to a header is checked by mcp-go.
+	if st.modern != "" && (tool.Interactive || paramHeaders(tool.InputSchema)) {
 		return false
 	}
 	ctx := r.Context()
@@ -68,11 +88,15 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 		args = map[string]any{}
 	}
 	directCallsTotal.Inc()
+	// A Canonical result (a cache hit of a source's result) or an Encoded
+	// one (a DB tool's cache hit) is written as the bytes it is (for a
+	// modern client, with what mcp-go adds spliced in); any other is
+	// encoded here, as mcp-go would.
 	res, raw, perr := h.callTool(ctx, tool.Name, args, requestInfo(ctx, st), true)
-
-	// A Canonical result (a cache hit of a source's result) is written as
-	// the bytes it is; any other is encoded here, as mcp-go would.
 	if res != nil && perr == nil {
+		if st.modern != "" {
+			h.decorateModern(res)
+		}
 		b, err := json.Marshal(res)
 		if err != nil {
 			perr = pipeline.Fail(pipeline.StageResponse, err, "result is not JSON-encodable")

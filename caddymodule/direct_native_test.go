@@ -33,7 +33,7 @@ func TestCanonicalNativeIsMCPGoEncoding(t *testing.T) {
 			t.Fatalf("%s: not canonicalized", n)
 		}
 		for _, meta := range metas {
-			got, perr := encodeCanonical(&pipeline.Result{Native: c, Canonical: true, Meta: meta}, "")
+			got, perr := encodeCanonical(&pipeline.Result{Native: c, Canonical: true, Meta: meta}, "", nil)
 			if perr != nil {
 				t.Fatalf("%s: %v", n, perr)
 			}

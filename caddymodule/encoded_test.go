@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -23,21 +25,25 @@ func TestEncodedValueIsMCPGoEncoding(t *testing.T) {
 		`{"rows":[1.5,2e3,-0]}`,
 	}
 	metas := []map[string]any{nil, {"edgemcp/cache": map[string]any{"status": "stale", "age_seconds": int64(12)}}}
+	server := &Handler{serverInfo: mcp.Implementation{Name: "gw", Version: "1.2.3"}}
 	for _, v := range values {
 		value, _ := json.Marshal(json.RawMessage(v)) // as the cache stores it
 		enc, at, ok := encodeValue(value)
 		if !ok || !bytes.Equal(enc[at:at+len(value)], value) {
 			t.Fatalf("%s: not encoded (%v) or value not at %d", v, ok, at)
 		}
-		for _, version := range []string{"2025-03-26", "2025-06-18", "2025-11-25"} {
+		for _, version := range []string{"2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {
 			for _, meta := range metas {
-				got, perr := encodeCanonical(&pipeline.Result{Value: json.RawMessage(value), Encoded: enc, Meta: meta}, version)
+				got, perr := encodeCanonical(&pipeline.Result{Value: json.RawMessage(value), Encoded: enc, Meta: meta}, version, &server.serverInfo)
 				if perr != nil || got == nil {
 					t.Fatalf("%s %s: %s %v", v, version, got, perr)
 				}
 				res, perr := encodeResult(&pipeline.Result{Value: json.RawMessage(value), Meta: meta}, version)
 				if perr != nil {
 					t.Fatal(perr)
+				}
+				if mcp.IsModernProtocol(version) {
+					server.decorateModern(res) // as the direct path and mcp-go do
 				}
 				want, _ := json.Marshal(res)
 				if !bytes.Equal(got, want) {
@@ -50,8 +56,10 @@ func TestEncodedValueIsMCPGoEncoding(t *testing.T) {
 	// encoded as usual.
 	value := json.RawMessage(`[1]`)
 	for _, bad := range []string{`{"w":[1]}`, `{"content":[],"structuredContent":{"results":[2]}}`, `}}`} {
-		if got, perr := encodeCanonical(&pipeline.Result{Value: value, Encoded: json.RawMessage(bad)}, "2025-11-25"); got != nil || perr != nil {
-			t.Errorf("%s used: %s %v", bad, got, perr)
+		for _, version := range []string{"2025-11-25", "2026-07-28"} {
+			if got, perr := encodeCanonical(&pipeline.Result{Value: value, Encoded: json.RawMessage(bad)}, version, &server.serverInfo); got != nil || perr != nil {
+				t.Errorf("%s %s used: %s %v", version, bad, got, perr)
+			}
 		}
 	}
 }

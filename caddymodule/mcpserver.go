@@ -205,25 +205,34 @@ func canonicalNative(native json.RawMessage) (json.RawMessage, bool) {
 // encodes its Value): its bytes with the result's _meta, which sorts
 // before every other key of mcp-go's encoding (a map's keys are written
 // in order, and "_" < "a"), put first.
-func encodeCanonical(res *pipeline.Result, version string) (json.RawMessage, *pipeline.Error) {
+func encodeCanonical(res *pipeline.Result, version string, server *mcp.Implementation) (json.RawMessage, *pipeline.Error) {
+	if mcp.IsModernProtocol(version) {
+		return encodeModern(res, server)
+	}
 	b := res.Native
 	if !res.Canonical {
 		if b = encodedFor(res, version); b == nil {
 			return nil, nil
 		}
 	}
-	if res.Meta == nil {
+	return withMeta(b, res.Meta)
+}
+
+// withMeta is b, an encoded result without _meta, with meta (if any) as its
+// _meta.
+func withMeta(b json.RawMessage, meta map[string]any) (json.RawMessage, *pipeline.Error) {
+	if meta == nil {
 		return b, nil
 	}
 	if len(b) < 2 || b[0] != '{' {
 		return nil, pipeline.Fail(pipeline.StageResponse, nil, "tool returned an invalid MCP result")
 	}
-	meta, err := json.Marshal(&mcp.Meta{AdditionalFields: res.Meta})
+	m, err := json.Marshal(&mcp.Meta{AdditionalFields: meta})
 	if err != nil {
 		return nil, pipeline.Fail(pipeline.StageResponse, err, "result metadata is not JSON-encodable")
 	}
-	out := make([]byte, 0, len(b)+len(meta)+10)
-	out = append(append(append(out, `{"_meta":`...), meta...), ',')
+	out := make([]byte, 0, len(b)+len(m)+10)
+	out = append(append(append(out, `{"_meta":`...), m...), ',')
 	if rest := b[1:]; len(rest) > 0 && rest[0] == '}' {
 		out = out[:len(out)-1] // no other key
 		return append(out, rest...), nil

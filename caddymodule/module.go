@@ -13,6 +13,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
@@ -116,8 +117,9 @@ type Handler struct {
 	cacheKey   string
 	redisKey   string
 
-	limits        ratelimit.Store // rate limit counters (ratelimit.go)
-	inFlight      *inFlight       // nil without max_concurrent (inflight.go)
+	limits        ratelimit.Store    // rate limit counters (ratelimit.go)
+	inFlight      *inFlight          // nil without max_concurrent (inflight.go)
+	serverInfo    mcp.Implementation // name and version, as a 2026-07-28 result's _meta says them (direct_modern.go)
 	limitRedisKey string
 
 	unknownTool *toolObs
@@ -162,6 +164,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.MaxConcurrent > 0 {
 		h.inFlight = &inFlight{max: int64(h.MaxConcurrent)}
 	}
+	h.serverInfo = mcp.Implementation{Name: h.ServerName, Version: h.ServerVersion}
 	if h.MaxBodySize == 0 {
 		h.MaxBodySize = defaultMaxBodySize
 	}

@@ -349,7 +349,7 @@ func (rec *callRecord) respond(ctx context.Context, res *pipeline.Result, versio
 // (encodeCanonical); nil, nil when respond must encode it after all.
 func (rec *callRecord) respondRaw(ctx context.Context, res *pipeline.Result, version string) (json.RawMessage, *pipeline.Error) {
 	_, end := rec.Stage(ctx, nil, pipeline.StageResponse)
-	out, perr := encodeCanonical(res, version)
+	out, perr := encodeCanonical(res, version, &rec.h.serverInfo)
 	if perr != nil {
 		end(perr)
 	} else {

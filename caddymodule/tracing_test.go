@@ -181,15 +181,17 @@ func TestTracingSpans(t *testing.T) {
 	if directCount()-direct != 3 {
 		t.Fatalf("%d calls took the direct path, want 3", directCount()-direct)
 	}
-	// mcp-go's path: its client negotiates the stateless 2026-07-28 core.
+	// mcp-go's path: its client speaks the stateless 2026-07-28 core, and
+	// a progress token keeps the call off the direct path.
 	c := g.mcpClient(t)
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = "obs-find", map[string]any{"email": secretInput}
+	req.Params.Meta = &mcp.Meta{ProgressToken: "p"}
 	if _, err := c.CallTool(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
 	if directCount()-direct != 3 {
-		t.Fatal("the mcp-go client's call took the direct path")
+		t.Fatal("the mcp-go client's call with a progress token took the direct path")
 	}
 
 	spans := recv.waitSpans(t, 4)

@@ -29,6 +29,7 @@ type callState struct {
 	id     any             // the JSON-RPC id, decoded
 	rawID  json.RawMessage // as sent, for a direct answer
 	direct bool            // plain enough to be answered without mcp-go
+	modern string          // the protocol version of a direct call without a session (direct_modern.go)
 	// overrides: a failure replaces even a result (resources/subscribe,
 	// whose mcp-go handler always succeeds: subscribe.go refuses in a hook).
 	overrides  bool
@@ -129,6 +130,7 @@ func (h *Handler) inspectCall(body []byte, r *http.Request) *callState {
 			return nil
 		}
 		msg.JSONRPC, msg.ID, msg.Method, msg.Params.Name, msg.Params.Meta = raw.JSONRPC, raw.ID, raw.Method, raw.Params.Name, raw.Params.Meta
+		msg.Params.InputResponses, msg.Params.RequestState, msg.Params.Task = raw.Params.InputResponses, raw.Params.RequestState, raw.Params.Task
 		argsOK = len(raw.Params.Arguments) == 0 || string(raw.Params.Arguments) == "null"
 	}
 	if msg.Method != "tools/call" || len(msg.ID) == 0 {
@@ -138,9 +140,14 @@ func (h *Handler) inspectCall(body []byte, r *http.Request) *callState {
 	_ = json.Unmarshal(msg.ID, &st.id)
 	_, idIsString := st.id.(string)
 	_, idIsNumber := st.id.(float64)
-	// _meta (progress tokens, the 2026-07-28 protocol fields) and anything
-	// unusual are left to mcp-go.
-	st.direct = msg.JSONRPC == "2.0" && (idIsString || idIsNumber) && argsOK && len(msg.Params.Meta) == 0
+	// _meta (progress tokens, trace context; on 2026-07-28 anything beyond
+	// the protocol's own fields) and anything unusual are left to mcp-go.
+	st.direct = msg.JSONRPC == "2.0" && (idIsString || idIsNumber) && argsOK && msg.Params.plain()
+	if st.direct && len(msg.Params.Meta) > 0 {
+		// Only a modern request's own fields (direct_modern.go).
+		st.modern = h.modernVersion(msg.Params.Meta, r, st.name)
+		st.direct = st.modern != ""
+	}
 	if reg := h.tools(); reg.engine.Lookup(st.name) == nil && !reg.isMeta(st.name) {
 		st.fail(&pipeline.Error{Code: pipeline.CodeToolNotFound, Stage: pipeline.StageResolution,
 			Message: fmt.Sprintf("tool %q not found", st.name)})
@@ -155,11 +162,24 @@ type callMessage[A any] struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
-	Params  struct {
-		Name      string          `json:"name"`
-		Arguments A               `json:"arguments"`
-		Meta      json.RawMessage `json:"_meta"`
-	} `json:"params"`
+	Params  callParams[A]   `json:"params"`
+}
+
+type callParams[A any] struct {
+	Name      string          `json:"name"`
+	Arguments A               `json:"arguments"`
+	Meta      json.RawMessage `json:"_meta"`
+	// What only mcp-go reads: a 2026-07-28 retry's answers and state
+	// (approval.go), a task-augmented call.
+	InputResponses json.RawMessage `json:"inputResponses"`
+	RequestState   json.RawMessage `json:"requestState"`
+	Task           json.RawMessage `json:"task"`
+}
+
+// plain reports whether the params hold nothing the direct path leaves to
+// mcp-go besides _meta.
+func (p *callParams[A]) plain() bool {
+	return len(p.InputResponses) == 0 && len(p.RequestState) == 0 && len(p.Task) == 0
 }
 
 // decodeCall reads body into msg, numbers in the arguments as
