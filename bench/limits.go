@@ -95,6 +95,7 @@ type limitsRig struct {
 // the cases call.
 func startLimits(ctx context.Context, dsn string, clients, rows, hot int, version string) *limitsRig {
 	dir := writeScripts(map[string]string{"hello/handler.js": benchScripts["hello/handler.js"]})
+	onExit(func() { _ = os.RemoveAll(dir) }) // also on Ctrl-C
 	port := freePort()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 
