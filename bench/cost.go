@@ -14,14 +14,18 @@ import (
 	"time"
 )
 
-// What a call costs the whole bench process (load generator and gateway,
-// not Postgres): CPU time from getrusage, heap allocations from the
-// runtime, and read/write system calls from /proc/self/io (Go's network
-// I/O is read and write on the sockets; epoll and futex calls are not
-// counted there). Scenarios of one run share the client code, so the
-// differences between them are the server side's. When the Postgres
-// server runs on this machine, its processes' CPU time is counted apart:
-// it shares the cores, and the session reset is work done there.
+// What a call costs. In the shared layout (layout.go), the whole bench
+// process (load generator and gateway, not Postgres): CPU time from
+// getrusage, heap allocations from the runtime, and read/write system
+// calls from /proc/self/io (Go's network I/O is read and write on the
+// sockets; epoll and futex calls are not counted there). Scenarios of one
+// run share the client code, so the differences between them are the
+// server side's. When the Postgres server runs on this machine, its
+// processes' CPU time is counted apart: it shares the cores, and the
+// session reset is work done there. In the pinned layout the same three
+// figures are the gateway child's own (the server side only), the
+// Postgres CPU is the private server's, and the driver's CPU is counted
+// apart.
 
 // costSample is a point in the process's life.
 type costSample struct {
@@ -29,9 +33,25 @@ type costSample struct {
 	mallocs  uint64
 	syscalls int64         // -1: /proc/self/io is not readable
 	postgres time.Duration // -1: no postgres process visible
+	driver   time.Duration // -1: the driver is the process measured
 }
 
 func sampleCost() costSample {
+	s := processSample()
+	s.postgres, s.driver = -1, -1
+	if pinned != nil {
+		driver := s.cpu
+		rep := pinned.do("sample", "")
+		s = costSample{cpu: time.Duration(rep.CPU), mallocs: rep.Mallocs, syscalls: rep.Syscalls, driver: driver}
+		s.postgres = postgresCPU(pinned.postgres.Pid())
+	} else {
+		s.postgres = postgresCPU(0)
+	}
+	return s
+}
+
+// processSample is this process's CPU time, allocations and system calls.
+func processSample() costSample {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	var m runtime.MemStats
@@ -40,14 +60,14 @@ func sampleCost() costSample {
 		cpu:      time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
 		mallocs:  m.Mallocs,
 		syscalls: ioSyscalls(),
-		postgres: postgresCPU(),
 	}
 }
 
 // postgresCPU is the CPU time (user and system) of the processes named
-// postgres, from /proc/<pid>/stat, in clock ticks of 10 ms: coarse for
-// one process, fine summed over thousands of calls.
-func postgresCPU() time.Duration {
+// postgres (of the postmaster pid and its children if pid is not 0), from
+// /proc/<pid>/stat, in clock ticks of 10 ms: coarse for one process, fine
+// summed over thousands of calls.
+func postgresCPU(postmaster int) time.Duration {
 	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var ticks int64
 	seen := false
@@ -64,6 +84,13 @@ func postgresCPU() time.Duration {
 		f := strings.Fields(string(b[end+1:]))
 		if len(f) < 13 {
 			continue
+		}
+		if postmaster != 0 {
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:open])))
+			ppid, _ := strconv.Atoi(f[1])
+			if pid != postmaster && ppid != postmaster {
+				continue
+			}
 		}
 		u, _ := strconv.ParseInt(f[11], 10, 64)
 		st, _ := strconv.ParseInt(f[12], 10, 64)
@@ -102,6 +129,7 @@ type cost struct {
 	mallocs  uint64
 	syscalls int64
 	postgres time.Duration // -1: not measured
+	driver   time.Duration // -1: not measured apart
 }
 
 // costBetween is what the calls between samples a and b cost.
@@ -112,6 +140,7 @@ func costBetween(a, b costSample, calls int) cost {
 		mallocs:  b.mallocs - a.mallocs,
 		syscalls: diffKnown(b.syscalls, a.syscalls),
 		postgres: time.Duration(diffKnown(int64(b.postgres), int64(a.postgres))),
+		driver:   time.Duration(diffKnown(int64(b.driver), int64(a.driver))),
 	}
 }
 
@@ -122,6 +151,7 @@ func (c *cost) merge(o cost) {
 	c.mallocs += o.mallocs
 	c.syscalls = sumKnown(c.syscalls, o.syscalls)
 	c.postgres = time.Duration(sumKnown(int64(c.postgres), int64(o.postgres)))
+	c.driver = time.Duration(sumKnown(int64(c.driver), int64(o.driver)))
 }
 
 // diffKnown is b-a, -1 (not measured) if either is.
@@ -160,13 +190,20 @@ func (c *cost) String() string {
 		return "no calls"
 	}
 	n := float64(c.calls)
-	s := "CPU " + strconv.FormatFloat(c.cpuPerCall(), 'f', 1, 64) + " µs/call, " +
+	s := "CPU "
+	if c.driver >= 0 {
+		s = "gateway CPU "
+	}
+	s += strconv.FormatFloat(c.cpuPerCall(), 'f', 1, 64) + " µs/call, " +
 		strconv.FormatFloat(c.allocsPerCall(), 'f', 0, 64) + " allocs/call"
 	if c.syscalls >= 0 {
 		s += ", " + strconv.FormatFloat(float64(c.syscalls)/n, 'f', 1, 64) + " read/write syscalls/call"
 	}
 	if c.postgres >= 0 {
 		s += ", Postgres CPU " + strconv.FormatFloat(float64(c.postgres.Microseconds())/n, 'f', 1, 64) + " µs/call"
+	}
+	if c.driver >= 0 {
+		s += ", driver CPU " + strconv.FormatFloat(float64(c.driver.Microseconds())/n, 'f', 1, 64) + " µs/call"
 	}
 	return s
 }

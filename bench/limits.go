@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -21,7 +19,10 @@ import (
 // that moment. One Caddy serves Caddy's respond with the very bytes of a
 // DB tool answer, the DB tool on a plain and on a read_only connector, the
 // same tool answering from the result cache, and a JavaScript handler; a
-// pgx pool in the same process runs the tool's query directly. The
+// pgx pool in the load driver runs the tool's query directly. In the
+// pinned layout (layout.go, the default where it runs) the gateway and a
+// private Postgres share one CPU and the driver has another, as in the
+// issue's measurements; in the shared one all runs in this process. The
 // combined limit is what a call would cost if the gateway added nothing
 // to HTTP (respond) and the query (pgx): 1/(1/respond + 1/pgx). Each
 // scenario runs limitRounds times, alternating, so all share the
@@ -82,9 +83,19 @@ func loadLimitsGateway(port int, dsn, scriptsDir string, clients int, body []byt
 	}`, respond, scriptsDir, dsn, clients, dsn, clients, getUserTool("")))
 }
 
-func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duration, rows, hot int, version, cpuProfile string) {
+// limitsRig is the limits scenario ready to run: the gateway loaded, the
+// sessions open, the pgx pool, the cases.
+type limitsRig struct {
+	body  []byte // the DB tool's answer, respond's body
+	cases []*limitCase
+	close func()
+}
+
+// startLimits loads the gateway (in the layout's process) and opens what
+// the cases call.
+func startLimits(ctx context.Context, dsn string, clients, rows, hot int, version string) *limitsRig {
 	dir := writeScripts(map[string]string{"hello/handler.js": benchScripts["hello/handler.js"]})
-	defer os.RemoveAll(dir)
+	onExit(func() { _ = os.RemoveAll(dir) }) // also on Ctrl-C
 	port := freePort()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 
@@ -97,7 +108,6 @@ func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duratio
 	body = bytes.TrimSpace(body)
 	loadLimitsGateway(port, dsn, dir, clients, body)
 	transport.CloseIdleConnections() // the reload closed them
-	defer caddy.Stop()
 	client := &http.Client{Transport: transport}
 	got, err := postRespondBody(ctx, client, base+"/respond", callBody(1, 1))
 	check(err)
@@ -106,8 +116,6 @@ func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duratio
 	}
 
 	pool := openPool(ctx, dsn, clients)
-	defer pool.Close()
-
 	sessions := make([]*session, clients)
 	for i := range sessions {
 		sessions[i], err = openSession(ctx, base+"/mcp", version)
@@ -132,23 +140,35 @@ func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duratio
 			return sessions[r.IntN(clients)].callTool(ctx, "hello", `{"name":"Ada"}`)
 		}},
 	}
+	return &limitsRig{body: body, cases: cases, close: func() {
+		pool.Close()
+		if pinned == nil {
+			_ = caddy.Stop()
+		}
+		transport.CloseIdleConnections()
+		_ = os.RemoveAll(dir)
+	}}
+}
 
-	fmt.Printf("edgemcp limits bench: %d clients, %d rounds of %s per scenario, %d rows, %d hot keys, %d-byte answer, GOMAXPROCS=%d, %s\n",
-		clients, limitRounds, d/limitRounds, rows, hot, len(body), runtime.GOMAXPROCS(0), loadAverage())
+func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duration, rows, hot int, version, cpuProfile string) {
+	rig := startLimits(ctx, dsn, clients, rows, hot, version)
+	defer rig.close()
+	cases, body := rig.cases, rig.body
+
+	fmt.Printf("edgemcp limits bench: %d clients, %d rounds of %s per scenario, %d rows, %d hot keys, %d-byte answer, %s, %s\n",
+		clients, limitRounds, d/limitRounds, rows, hot, len(body), layoutName(), loadAverage())
 	for round := range limitRounds {
 		for _, c := range cases {
 			profile := round == 0 && cpuProfile != ""
 			prefix := cpuProfile + "." + strings.ReplaceAll(c.name, " ", "-")
 			if profile {
-				f, err := os.Create(prefix)
-				check(err)
-				check(pprof.StartCPUProfile(f))
-				writeAllocs(prefix + ".allocs-before")
+				gatewayProfile(prefix)
+				gatewayAllocs(prefix + ".allocs-before")
 			}
 			st, cs := driveCost(clients, d/limitRounds, c.call)
 			if profile {
-				pprof.StopCPUProfile()
-				writeAllocs(prefix + ".allocs-after")
+				gatewayEndProfile()
+				gatewayAllocs(prefix + ".allocs-after")
 			}
 			c.rps = append(c.rps, st.rps())
 			c.lat.merge(st)
@@ -183,15 +203,6 @@ func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duratio
 		verdict = "NOT met"
 	}
 	fmt.Printf("  %-28s %s  (target < 100ms: %s)\n", "worst gateway call", worst.Round(time.Microsecond), verdict)
-}
-
-// writeAllocs writes the allocation profile so far: the scenario's own
-// allocations are `go tool pprof -base <before> <after>`.
-func writeAllocs(path string) {
-	f, err := os.Create(path)
-	check(err)
-	defer f.Close()
-	check(pprof.Lookup("allocs").WriteTo(f, 0))
 }
 
 // postRespondBody posts body to url and returns the answer.

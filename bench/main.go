@@ -15,7 +15,9 @@
 //	go run ./bench -scenario bigtools|bigresult -duration 3s  (bigtools.go)
 //
 // The gateway runs in this process (caddy.Load of a Caddyfile, as
-// `caddy run` does) unless -url points at a running one.
+// `caddy run` does) unless -url points at a running one; limits, scale
+// and overload run it in a child process pinned to one CPU with a private
+// Postgres, the driver on another (-layout, layout.go).
 package main
 
 import (
@@ -32,7 +34,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -42,6 +43,10 @@ import (
 const query = "SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id = $1"
 
 func main() {
+	if os.Getenv(childEnv) != "" {
+		serveChild()
+		return
+	}
 	dsn := flag.String("pg", envOr("EDGEMCP_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "Postgres DSN")
 	clients := flag.Int("clients", 32, "concurrent clients (MCP sessions and pgx goroutines)")
 	duration := flag.Duration("duration", 10*time.Second, "measuring time per side")
@@ -56,7 +61,9 @@ func main() {
 	spec := flag.String("spec", defaultSpec(), "openapi-spec scenario: the document to load")
 	hot := flag.Int("hot", 100, "cache scenario: distinct keys called")
 	scripts := flag.Bool("scripts", false, "run the script scenarios (scripts.go) instead")
+	layout := flag.String("layout", "", "limits, scale, overload: pinned (gateway and a private Postgres on one CPU, the driver on another; the default with 2 CPUs, taskset and PostgreSQL's server binaries) or shared (all in this process, Postgres of -pg) (layout.go)")
 	flag.Parse()
+	exitOnInterrupt()
 
 	ctx := context.Background()
 	switch *scenario { // no database needed
@@ -79,6 +86,14 @@ func main() {
 	if *scenario == "bigresult" {
 		*rows = max(*rows, 10001) // one call over max_rows
 	}
+	switch *scenario {
+	case "limits", "scale", "overload":
+		*dsn = chooseLayout(*layout, *dsn)
+	default:
+		if *layout == "pinned" {
+			check(fmt.Errorf("-layout pinned is for the limits, scale and overload scenarios"))
+		}
+	}
 	db, err := pgxpool.New(ctx, *dsn)
 	check(err)
 	check(setup(ctx, db, *rows))
@@ -100,10 +115,10 @@ func main() {
 	switch *scenario {
 	case "scale":
 		runScaleBench(ctx, *dsn, *duration, *rows, *version)
-		return
+		exit(0) // stops the pinned layout
 	case "overload":
 		runOverloadBench(ctx, *dsn, *duration, *rows, *version)
-		return
+		exit(0) // stops the pinned layout
 	case "bigtools":
 		runBigToolsBench(ctx, *dsn, *duration, *version)
 		return
@@ -112,7 +127,7 @@ func main() {
 		return
 	case "limits":
 		runLimitsBench(ctx, *dsn, *clients, *duration, *rows, min(*hot, *rows), *version, *cpuProfile)
-		return
+		exit(0) // stops the pinned layout
 	}
 	if *scripts {
 		runScriptBench(ctx, *dsn, *clients, *duration, *rows, *version)
@@ -191,15 +206,42 @@ func freePort() int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// loadSite (re)loads the in-process Caddy with one loopback site on port
-// (admin off, errors-only logs) whose Caddyfile body is site, and returns
-// the site's base URL.
+// loadSite (re)loads the gateway's Caddy (in this process, or the child's
+// in the pinned layout) with one loopback site on port (admin off,
+// errors-only logs) whose Caddyfile body is site, and returns the site's
+// base URL.
 func loadSite(port int, site string) string {
 	src := fmt.Sprintf("{\n\tadmin off\n\tpersist_config off\n\tlog {\n\t\tlevel ERROR\n\t}\n}\nhttp://127.0.0.1:%d {\n%s\n}\n", port, site)
-	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), nil)
-	check(err)
-	check(caddy.Load(cfg, true))
+	if pinned != nil {
+		pinned.do("load", src)
+	} else {
+		check(loadCaddyfile(src))
+	}
 	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// chooseLayout starts the layout asked for ("" picks pinned where it
+// runs, else shared) and returns the DSN of the Postgres to measure.
+func chooseLayout(layout, dsn string) string {
+	switch layout {
+	case "shared":
+		return dsn
+	case "", "pinned":
+	default:
+		check(fmt.Errorf("-layout %q: pinned or shared", layout))
+	}
+	// Connections: the gateway's pools, the driver's and setup's.
+	l, err := startPinned("-c", "max_connections=400")
+	if err != nil {
+		if layout == "pinned" {
+			check(fmt.Errorf("-layout pinned: %w", err))
+		}
+		fmt.Printf("layout shared: the pinned layout does not run here (%v)\n", err)
+		return dsn
+	}
+	pinned = l
+	onExit(l.close)
+	return l.postgres.URL
 }
 
 // runRaw is the baseline: the same query straight through pgx.
@@ -333,9 +375,10 @@ func envOr(k, def string) string {
 	return def
 }
 
+// check ends the program (and its servers, onExit) on an error.
 func check(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		exit(1)
 	}
 }

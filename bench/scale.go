@@ -20,7 +20,9 @@ import (
 // (open loop, latency counted from the planned arrival, so a queue shows
 // as latency), with the gateway as configured by default, with the pool's
 // wait bounded (max_waiting, queue_timeout), and with the tool's
-// max_concurrent.
+// max_concurrent. Both run in the pinned layout where it runs (layout.go):
+// at twice the capacity, a driver in the gateway's process would take the
+// CPU the gateway is overloaded on.
 
 const scalePoolConns = 32
 
@@ -47,7 +49,7 @@ func runScaleBench(ctx context.Context, dsn string, d time.Duration, rows int, v
 	url := loadScaleGateway(freePort(), dsn, "", "")
 	defer caddy.Stop()
 	sessions := openSessions(ctx, url, version, 256)
-	fmt.Printf("edgemcp scale bench: DB tool, pool of %d connections, %s per step, %d rows, %s\n", scalePoolConns, d, rows, loadAverage())
+	fmt.Printf("edgemcp scale bench: DB tool, pool of %d connections, %s per step, %d rows, %s, %s\n", scalePoolConns, d, rows, layoutName(), loadAverage())
 	fmt.Printf("%8s %10s %10s %10s %10s %8s\n", "clients", "req/s", "p50", "p99", "max", "errors")
 	for n := 1; n <= 256; n *= 2 {
 		st := drive(n, d, func(r *rand.Rand) error {
@@ -72,8 +74,8 @@ func runOverloadBench(ctx context.Context, dsn string, d time.Duration, rows int
 		return sessions[r.IntN(len(sessions))].callGetUser(ctx, r.Int64N(int64(rows))+1)
 	}).rps()
 	rate := 2 * capacity
-	fmt.Printf("edgemcp overload bench: DB tool, pool of %d connections; capacity %.0f req/s (32 closed-loop clients); arrivals at %.0f/s for %s; %s\n",
-		scalePoolConns, capacity, rate, d, loadAverage())
+	fmt.Printf("edgemcp overload bench: DB tool, pool of %d connections; capacity %.0f req/s (32 closed-loop clients); arrivals at %.0f/s for %s; %s; %s\n",
+		scalePoolConns, capacity, rate, d, layoutName(), loadAverage())
 	for _, c := range []struct{ name, conn, tool string }{
 		{"default (pool wait unbounded, queue_timeout 10s)", "", ""},
 		{"max_waiting 32, queue_timeout 100ms", "max_waiting 32\n\t\t\tqueue_timeout 100ms", ""},

@@ -12,7 +12,13 @@ import (
 	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
-func TestMain(m *testing.M) { os.Exit(testservices.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" { // the pinned layout's gateway (layout.go)
+		serveChild()
+		return
+	}
+	os.Exit(testservices.Main(m))
+}
 
 // TestSoak is the soak scenario for 30 seconds (the test command's share
 // of `go run ./bench -scenario soak -duration 5m`): mixed tools and

@@ -3,6 +3,7 @@ package testservices
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -41,6 +42,7 @@ type Private struct {
 	exit  chan struct{}
 	sig   os.Signal // the server's fast-shutdown signal
 	log   string
+	dir   string // removed by Close (RunPostgres)
 }
 
 // StartPostgres starts a private PostgreSQL (the newest under
@@ -49,21 +51,91 @@ func StartPostgres(t testing.TB) *Private {
 	t.Helper()
 	bin := pgBin()
 	if bin == "" {
-		t.Skip("no PostgreSQL server binaries (initdb, postgres) for a private server: apt-get install -y postgresql")
+		t.Skip(ErrNoPostgres.Error())
 	}
 	dir := privateDir(t, "postgres")
-	port := sparePort(t)
-	uid, gid := serverUser(t, "postgres", dir)
+	p, err := newPostgres(bin, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.t = t
+	t.Cleanup(p.Stop) // after privateDir's cleanup: runs before it
+	p.Start()
+	return p
+}
+
+// ErrNoPostgres is RunPostgres's error when the server binaries are missing.
+var ErrNoPostgres = errors.New("no PostgreSQL server binaries (initdb, postgres) for a private server: apt-get install -y postgresql")
+
+// RunPostgres is StartPostgres for a program (the bench): a private
+// PostgreSQL in a new temporary directory, its command line prefixed by
+// wrap (`taskset -c 0`, say: every backend the server forks inherits it)
+// and args added to the server's (`-c max_connections=200`). It receives
+// SIGINT (fast shutdown) if the thread that started it dies. Close stops
+// it and removes the directory.
+func RunPostgres(wrap []string, args ...string) (*Private, error) {
+	bin := pgBin()
+	if bin == "" {
+		return nil, ErrNoPostgres
+	}
+	var wrapPath string
+	if len(wrap) > 0 {
+		var err error
+		if wrapPath, err = exec.LookPath(wrap[0]); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := newPrivateDir("postgres")
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPostgres(bin, dir, func(c *exec.Cmd) *exec.Cmd {
+		c.Args = append(c.Args, args...)
+		if wrapPath != "" {
+			c.Args = append(append(append([]string{}, wrap...), c.Path), c.Args[1:]...)
+			c.Path = wrapPath
+		}
+		if c.SysProcAttr == nil {
+			c.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		c.SysProcAttr.Pdeathsig = syscall.SIGINT
+		return c
+	})
+	if err == nil {
+		p.dir = dir
+		if err = p.start(); err != nil {
+			p.Close()
+		}
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return p, nil
+}
+
+// newPostgres initializes a cluster in dir (run as the postgres user when
+// root) and describes its server on a spare port; edit, if not nil,
+// adjusts the server's command line.
+func newPostgres(bin, dir string, edit func(*exec.Cmd) *exec.Cmd) (*Private, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	uid, gid, err := serverUser("postgres", dir)
+	if err != nil {
+		return nil, err
+	}
 	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", filepath.Join(dir, "data"), "-U", "postgres",
 		"-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
 	initdb.Dir = dir
 	asUser(initdb, uid, gid)
 	if out, err := initdb.CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
+		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
 	p := &Private{
 		URL: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
-		t:   t, sig: syscall.SIGINT, log: filepath.Join(dir, "server.log"),
+		sig: syscall.SIGINT, log: filepath.Join(dir, "server.log"),
 	}
 	p.cmd = func() *exec.Cmd {
 		c := exec.Command(filepath.Join(bin, "postgres"), "-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port),
@@ -71,6 +143,9 @@ func StartPostgres(t testing.TB) *Private {
 			"-c", "full_page_writes=off")
 		c.Dir = dir
 		asUser(c, uid, gid)
+		if edit != nil {
+			c = edit(c)
+		}
 		return c
 	}
 	p.ready = func(ctx context.Context) error {
@@ -80,9 +155,26 @@ func StartPostgres(t testing.TB) *Private {
 		}
 		return conn.Close(ctx)
 	}
-	t.Cleanup(p.Stop) // after privateDir's cleanup: runs before it
-	p.Start()
-	return p
+	return p, nil
+}
+
+// Pid is the process id of the running server (its postmaster, for
+// PostgreSQL: the backends are its children), 0 if it is stopped.
+func (p *Private) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.run == nil {
+		return 0
+	}
+	return p.run.Process.Pid
+}
+
+// Close stops a server from RunPostgres and removes its directory.
+func (p *Private) Close() {
+	p.Stop()
+	if p.dir != "" {
+		_ = os.RemoveAll(p.dir)
+	}
 }
 
 // StartMariaDB starts a private MariaDB (mariadb-install-db, mariadbd).
@@ -100,7 +192,9 @@ func StartMariaDB(t testing.TB) *Private {
 		u, _ := user.Current()
 		name = u.Username
 	}
-	serverUser(t, name, dir)
+	if _, _, err := serverUser(name, dir); err != nil {
+		t.Fatal(err)
+	}
 	data := filepath.Join(dir, "data")
 	in := exec.Command(install, "--no-defaults", "--datadir="+data, "--user="+name, "--skip-test-db",
 		"--auth-root-authentication-method=normal")
@@ -164,20 +258,26 @@ func StartRedis(t testing.TB) *Private {
 // Start starts the server (again) and returns once it answers.
 func (p *Private) Start() {
 	p.t.Helper()
+	if err := p.start(); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *Private) start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.run != nil {
-		p.t.Fatal("testservices: Start of a private server that runs")
+		return errors.New("testservices: Start of a private server that runs")
 	}
 	cmd := p.cmd()
 	f, err := os.OpenFile(p.log+".out", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		p.t.Fatal(err)
+		return err
 	}
 	defer f.Close()
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
-		p.t.Fatalf("start %s: %v", cmd.Path, err)
+		return fmt.Errorf("start %s: %v", cmd.Path, err)
 	}
 	exit := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exit) }()
@@ -190,13 +290,14 @@ func (p *Private) Start() {
 		err := p.ready(actx)
 		acancel()
 		if err == nil {
-			return
+			return nil
 		}
 		select {
 		case <-exit:
-			p.t.Fatalf("private server %s exited at start:\n%s", cmd.Path, p.logs())
+			p.run = nil
+			return fmt.Errorf("private server %s exited at start:\n%s", cmd.Path, p.logs())
 		case <-ctx.Done():
-			p.t.Fatalf("private server %s did not answer: %v\n%s", cmd.Path, err, p.logs())
+			return fmt.Errorf("private server %s did not answer: %v\n%s", cmd.Path, err, p.logs())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -262,34 +363,42 @@ func isExec(p string) bool {
 // own TempDir is private to the user running the tests), removed at the end.
 func privateDir(t testing.TB, what string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "edgemcp-"+what+"-")
+	dir, err := newPrivateDir(what)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) }) // registered first: runs after Stop
 	return dir
 }
 
-// serverUser is who runs a server that refuses root: name when the tests
-// run as root (dir is given to it), else the current user.
-func serverUser(t testing.TB, name, dir string) (uid, gid uint32) {
-	t.Helper()
+func newPrivateDir(what string) (string, error) {
+	dir, err := os.MkdirTemp("", "edgemcp-"+what+"-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// serverUser is who runs a server that refuses root: name when this
+// process is root (dir is given to it), else the current user.
+func serverUser(name, dir string) (uid, gid uint32, err error) {
 	if os.Geteuid() != 0 {
-		return uint32(os.Geteuid()), uint32(os.Getegid())
+		return uint32(os.Geteuid()), uint32(os.Getegid()), nil
 	}
 	u, err := user.Lookup(name)
 	if err != nil {
-		t.Fatalf("the tests run as root and there is no %s user to run the server: %v", name, err)
+		return 0, 0, fmt.Errorf("running as root and there is no %s user to run the server: %v", name, err)
 	}
 	ui, _ := strconv.Atoi(u.Uid)
 	gi, _ := strconv.Atoi(u.Gid)
 	if err := os.Chown(dir, ui, gi); err != nil {
-		t.Fatal(err)
+		return 0, 0, err
 	}
-	return uint32(ui), uint32(gi)
+	return uint32(ui), uint32(gi), nil
 }
 
 // asUser runs cmd as uid:gid when the tests run as root.
@@ -302,10 +411,18 @@ func asUser(cmd *exec.Cmd, uid, gid uint32) {
 // sparePort is a loopback port nothing listens on.
 func sparePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return port
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
