@@ -77,7 +77,7 @@ func TestPinnedLayout(t *testing.T) {
 	}
 	rig.close()
 
-	url := loadScaleGateway(freePort(), dsn, "max_waiting 4", "")
+	url := loadScaleGateway(freePort(), dsn, "max_concurrent 64", "max_waiting 4", "")
 	if err := openSessions(ctx, url, "2025-11-25", 1)[0].callGetUser(ctx, 7); err != nil {
 		t.Errorf("scale gateway: %v", err)
 	}

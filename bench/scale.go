@@ -19,20 +19,21 @@ import (
 // calls arriving at twice the measured capacity whatever the answers
 // (open loop, latency counted from the planned arrival, so a queue shows
 // as latency), with the gateway as configured by default, with the pool's
-// wait bounded (max_waiting, queue_timeout), and with the tool's
-// max_concurrent. Both run in the pinned layout where it runs (layout.go):
+// wait bounded (max_waiting, queue_timeout), with the tool's
+// max_concurrent, and with the endpoint's max_concurrent. Both run in the pinned layout where it runs (layout.go):
 // at twice the capacity, a driver in the gateway's process would take the
 // CPU the gateway is overloaded on.
 
 const scalePoolConns = 32
 
-func loadScaleGateway(port int, dsn, connectorExtra, toolExtra string) string {
+func loadScaleGateway(port int, dsn, endpointExtra, connectorExtra, toolExtra string) string {
 	return loadSite(port, fmt.Sprintf(`	mcp /mcp {
+		%s
 		connector main postgres %s {
 			max_conns %d
 			%s
 		}
-%s	}`, dsn, scalePoolConns, connectorExtra, getUserTool(toolExtra))) + "/mcp"
+%s	}`, endpointExtra, dsn, scalePoolConns, connectorExtra, getUserTool(toolExtra))) + "/mcp"
 }
 
 func openSessions(ctx context.Context, url, version string, n int) []*session {
@@ -46,7 +47,7 @@ func openSessions(ctx context.Context, url, version string, n int) []*session {
 }
 
 func runScaleBench(ctx context.Context, dsn string, d time.Duration, rows int, version string) {
-	url := loadScaleGateway(freePort(), dsn, "", "")
+	url := loadScaleGateway(freePort(), dsn, "", "", "")
 	defer caddy.Stop()
 	sessions := openSessions(ctx, url, version, 256)
 	fmt.Printf("edgemcp scale bench: DB tool, pool of %d connections, %s per step, %d rows, %s, %s\n", scalePoolConns, d, rows, layoutName(), loadAverage())
@@ -67,7 +68,7 @@ const overloadCap = 4096
 
 func runOverloadBench(ctx context.Context, dsn string, d time.Duration, rows int, version string) {
 	port := freePort()
-	url := loadScaleGateway(port, dsn, "", "")
+	url := loadScaleGateway(port, dsn, "", "", "")
 	defer caddy.Stop()
 	sessions := openSessions(ctx, url, version, 64)
 	capacity := drive(scalePoolConns, d, func(r *rand.Rand) error {
@@ -76,12 +77,13 @@ func runOverloadBench(ctx context.Context, dsn string, d time.Duration, rows int
 	rate := 2 * capacity
 	fmt.Printf("edgemcp overload bench: DB tool, pool of %d connections; capacity %.0f req/s (32 closed-loop clients); arrivals at %.0f/s for %s; %s; %s\n",
 		scalePoolConns, capacity, rate, d, layoutName(), loadAverage())
-	for _, c := range []struct{ name, conn, tool string }{
-		{"default (pool wait unbounded, queue_timeout 10s)", "", ""},
-		{"max_waiting 32, queue_timeout 100ms", "max_waiting 32\n\t\t\tqueue_timeout 100ms", ""},
-		{"tool max_concurrent 32", "", "max_concurrent 32"},
+	for _, c := range []struct{ name, endpoint, conn, tool string }{
+		{"default (pool wait unbounded, queue_timeout 10s)", "", "", ""},
+		{"max_waiting 32, queue_timeout 100ms", "", "max_waiting 32\n\t\t\tqueue_timeout 100ms", ""},
+		{"tool max_concurrent 32", "", "", "max_concurrent 32"},
+		{"endpoint max_concurrent 64 (503 before the body is read)", "max_concurrent 64", "", ""},
 	} {
-		url := loadScaleGateway(port, dsn, c.conn, c.tool)
+		url := loadScaleGateway(port, dsn, c.endpoint, c.conn, c.tool)
 		transport.CloseIdleConnections() // the reload closed them
 		sessions := openSessions(ctx, url, version, 64)
 		openLoop(ctx, sessions, rate, d, rows).print(c.name)

@@ -59,18 +59,22 @@ func TestReloadKeepsSessionsAndPools(t *testing.T) {
 	// The old session keeps working, against the new tool set. A connection
 	// opened while Caddy is still closing the old server can be reset (Caddy's
 	// listener hand-over, not the session); the first call may retry that.
-	for attempt := 0; ; attempt++ {
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = "get-user", map[string]any{"user_id": 1}
-		_, err := c.CallTool(ctx, req)
-		if err == nil {
-			break
+	firstAfterReload := func() {
+		t.Helper()
+		for attempt := 0; ; attempt++ {
+			req := mcp.CallToolRequest{}
+			req.Params.Name, req.Params.Arguments = "get-user", map[string]any{"user_id": 1}
+			_, err := c.CallTool(ctx, req)
+			if err == nil {
+				return
+			}
+			if attempt == 5 || !strings.Contains(err.Error(), "transport error") {
+				t.Fatalf("first call after reload: %v", err)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		if attempt == 5 || !strings.Contains(err.Error(), "transport error") {
-			t.Fatalf("first call after reload: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
+	firstAfterReload()
 	res := call("count-users", nil)
 	if text := res.Content[0].(mcp.TextContent).Text; text != `[{"n":3}]` {
 		t.Fatalf("count-users: %s", text)
@@ -106,7 +110,7 @@ func TestReloadKeepsSessionsAndPools(t *testing.T) {
 	if err := g.load(changed); err != nil {
 		t.Fatal(err)
 	}
-	call("get-user", map[string]any{"user_id": 1})
+	firstAfterReload()
 	if got := poolsOpenedCount("postgres"); got != opened+1 {
 		t.Fatalf("changed max_conns: %d pools opened, want 1", got-opened)
 	}
