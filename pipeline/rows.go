@@ -80,10 +80,12 @@ func TooManyRows(max int) error {
 }
 
 // DefaultMaxResultSize bounds a result's size when a connector sets no
-// max_result_size. 16 MiB counted is several times what an agent can
-// read in one answer, and keeps one call's heap in the low hundreds of
-// MiB at worst (README "Connectors"); max_rows alone bounds no bytes.
-const DefaultMaxResultSize = 16 << 20
+// max_result_size (README "Connectors"). 4 MiB counted is about a million
+// tokens of text, more than an agent reads in one answer, and four times
+// what the bigresult bench's 10,000 ordinary rows count; the heap a call
+// holds while it builds and encodes a result was about 14 times the
+// counted size there, so this keeps a call near 60 MiB at worst.
+const DefaultMaxResultSize = 4 << 20
 
 // ValueOverhead is what each value of a result counts toward
 // max_result_size besides its own bytes (the interface slot it takes), so
