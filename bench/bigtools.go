@@ -158,7 +158,7 @@ func runBigResultBench(ctx context.Context, dsn string, d time.Duration, rows in
 			return s.callTool(ctx, "list-users", `{"n":10000}`)
 		})
 	}
-	// Wide rows: 10,000 rows of about 1 KiB count about 10.5 MiB: over
+	// Wide rows: 10,000 rows of about 1 KiB count about 10.4 MiB: over
 	// the default max_result_size (4 MiB) and 1MiB, the call fails once
 	// that much is counted (the statement is canceled, the connection
 	// kept); under 64MiB the whole result is built and encoded (one
