@@ -28,10 +28,20 @@ func TestMaxResultSize(t *testing.T) {
 			if pe := publicErr(t, err); pe.Public != "the statement returned more than 12 rows (max_rows); add a LIMIT or raise max_rows" {
 				t.Errorf("over max_rows: %q", pe.Public)
 			}
+			if !readOnly {
+				// A statement that cannot share the reset's pipeline
+				// (reset.go) runs alone, and is refused the same way.
+				_, err := c.Query(context.Background(), "SHOW ALL", nil)
+				if pe := publicErr(t, err); pe.Public != tooLarge1000 {
+					t.Errorf("SHOW ALL: %q", pe.Public)
+				}
+			}
 			sameValue(t, "backend after the refusals", scalar(t, c, "SELECT pg_backend_pid()"), pid)
 		})
 	}
 }
+
+const tooLarge1000 = "the result is larger than 1000 bytes (max_result_size); select fewer or narrower columns, add a LIMIT, or raise max_result_size"
 
 // TestOversizedResultStopsBackend: a statement that would send 100 GB
 // fails at max_result_size (or max_rows) after its first rows: the server
