@@ -96,7 +96,7 @@ const ValueOverhead = 16
 // collecting counts more than max bytes (max_result_size). It names the
 // limit only, never a value.
 func ResultTooLarge(max int64) error {
-	return &PublicError{Public: fmt.Sprintf("the result is larger than %s (max_result_size); select fewer or narrower columns, add a LIMIT, or raise max_result_size", SizeText(max))}
+	return &PublicError{Public: fmt.Sprintf("the result is larger than %s (max_result_size); narrow the statement (fewer rows, columns or elements) or raise max_result_size", SizeText(max))}
 }
 
 // ValueSize is what a normalized value counts toward max_result_size:

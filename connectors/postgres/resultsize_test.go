@@ -41,7 +41,7 @@ func TestMaxResultSize(t *testing.T) {
 	}
 }
 
-const tooLarge1000 = "the result is larger than 1000 bytes (max_result_size); select fewer or narrower columns, add a LIMIT, or raise max_result_size"
+const tooLarge1000 = "the result is larger than 1000 bytes (max_result_size); narrow the statement (fewer rows, columns or elements) or raise max_result_size"
 
 // TestOversizedResultStopsBackend: a statement that would send 100 GB
 // fails at max_result_size (or max_rows) after its first rows: the server

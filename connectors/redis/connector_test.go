@@ -172,7 +172,7 @@ func TestMaxRows(t *testing.T) {
 func TestMaxResultSize(t *testing.T) {
 	c := open(t, Config{MaxResultSize: 1000})
 	p := testservices.RedisPrefix(t)
-	want := "the result is larger than 1000 bytes (max_result_size); select fewer or narrower columns, add a LIMIT, or raise max_result_size"
+	want := "the result is larger than 1000 bytes (max_result_size); narrow the statement (fewer rows, columns or elements) or raise max_result_size"
 	do(t, c, "SET", p+"under", strings.Repeat("x", 984))
 	do(t, c, "SET", p+"over", strings.Repeat("x", 985))
 	conntest.SameValue(t, "984 bytes", do(t, c, "STRLEN", p+"under"), int64(984))

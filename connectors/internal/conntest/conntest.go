@@ -83,7 +83,7 @@ func ResultSize(t testing.TB, c Querier, max int64, q string, under, over []any)
 		t.Fatalf("Query(%q, %v) at max_result_size: %v", q, under, err)
 	}
 	_, err := c.Query(ctx, q, over)
-	want := "the result is larger than " + pipeline.SizeText(max) + " (max_result_size); select fewer or narrower columns, add a LIMIT, or raise max_result_size"
+	want := "the result is larger than " + pipeline.SizeText(max) + " (max_result_size); narrow the statement (fewer rows, columns or elements) or raise max_result_size"
 	if pe := PublicErr(t, err); pe.Public != want {
 		t.Errorf("Query(%q, %v) over max_result_size: %q, want %q", q, over, pe.Public, want)
 	}
