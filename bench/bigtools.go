@@ -21,7 +21,8 @@ import (
 // mcp-go builds), and the heap the tools hold. -scenario bigresult: a
 // tool returning 10,000 rows, the largest result max_rows lets through by
 // default; the heap at its peak while calls run, and a call over the
-// limit.
+// limit; then 10,000 wide rows under max_result_size 64MiB, the default
+// and 1MiB.
 
 const bigTools = 10000
 
@@ -112,13 +113,39 @@ func runBigResultBench(ctx context.Context, dsn string, d time.Duration, rows in
 		connector main postgres %s {
 			max_conns 8
 		}
+		connector bounded postgres %s {
+			max_conns 8
+			max_result_size 1MiB
+		}
+		connector raised postgres %s {
+			max_conns 8
+			max_result_size 64MiB
+		}
 		tool list-users {
 			description "The first n users"
 			use main
 			statement "SELECT id, name, email, created_at FROM edgemcp_bench.users ORDER BY id LIMIT {{ inputs.n }}"
 			input n int required
 		}
-	}`, dsn)) + "/mcp"
+		tool wide-users {
+			description "The first n users, with 1 KiB of text each"
+			use main
+			statement "`+wideUsers+`"
+			input n int required
+		}
+		tool wide-users-raised {
+			description "The first n users, with 1 KiB of text each, max_result_size 64MiB"
+			use raised
+			statement "`+wideUsers+`"
+			input n int required
+		}
+		tool wide-users-bounded {
+			description "The first n users, with 1 KiB of text each, max_result_size 1MiB"
+			use bounded
+			statement "`+wideUsers+`"
+			input n int required
+		}
+	}`, dsn, dsn, dsn)) + "/mcp"
 	defer caddy.Stop()
 	fmt.Printf("edgemcp bigresult bench: 10,000-row results (default max_rows 10000), %d rows in the table, %s\n", rows, loadAverage())
 	s, err := openSession(ctx, url, version)
@@ -127,19 +154,29 @@ func runBigResultBench(ctx context.Context, dsn string, d time.Duration, rows in
 	check(err)
 	fmt.Printf("answer: %d bytes\n", len(body))
 	for _, clients := range []int{1, 8} {
-		sessions := openSessions(ctx, url, version, clients)
-		base := heapInUse()
-		stop := make(chan struct{})
-		peak := make(chan uint64)
-		go func() { peak <- heapPeak(stop) }()
-		st := drive(clients, d, func(r *rand.Rand) error {
-			return sessions[r.IntN(clients)].callTool(ctx, "list-users", `{"n":10000}`)
+		heapUnderCalls(ctx, url, version, fmt.Sprintf("%d client(s)", clients), clients, d, func(s *session) error {
+			return s.callTool(ctx, "list-users", `{"n":10000}`)
 		})
-		close(stop)
-		p := <-peak
-		st.print(fmt.Sprintf("%d client(s)", clients))
-		fmt.Printf("  heap: %.1f MiB in use before, peak of live+unswept objects %.1f MiB (%.1f MiB per call in flight)\n",
-			mib(base), mib(p), (mib(p)-mib(base))/float64(clients))
+	}
+	// Wide rows: 10,000 rows of about 1 KiB count about 10.4 MiB: over
+	// the default max_result_size (4 MiB) and 1MiB, the call fails once
+	// that much is counted (the statement is canceled, the connection
+	// kept); under 64MiB the whole result is built and encoded (one
+	// client: eight would hold over a GiB on this machine).
+	body, _, err = s.post(ctx, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"wide-users-raised","arguments":{"n":10000}}}`)
+	check(err)
+	fmt.Printf("wide rows: answer %d bytes\n", len(body))
+	heapUnderCalls(ctx, url, version, "wide rows, max_result_size 64MiB, 1 client", 1, d, func(s *session) error {
+		return s.callTool(ctx, "wide-users-raised", `{"n":10000}`)
+	})
+	for _, tool := range []string{"wide-users", "wide-users-bounded"} {
+		heapUnderCalls(ctx, url, version, tool+" (refused), 8 clients", 8, d, func(s *session) error {
+			b, _, err := s.post(ctx, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"`+tool+`","arguments":{"n":10000}}}`)
+			if err == nil && !bytes.Contains(b, []byte("(max_result_size)")) {
+				err = fmt.Errorf("%s: %.200s", tool, b)
+			}
+			return err
+		})
 	}
 	if rows > 10000 {
 		b, _, err := s.post(ctx, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list-users","arguments":{"n":10001}}}`)
@@ -149,6 +186,25 @@ func runBigResultBench(ctx context.Context, dsn string, d time.Duration, rows in
 		}
 		fmt.Printf("10,001 rows: %.200s\n", b)
 	}
+}
+
+// wideUsers is a statement returning about 1 KiB of text per row.
+const wideUsers = "SELECT id, name, repeat(md5(email), 32) AS bio FROM edgemcp_bench.users ORDER BY id LIMIT {{ inputs.n }}"
+
+// heapUnderCalls runs call from clients sessions for d and prints the
+// latencies and the heap's peak while they run.
+func heapUnderCalls(ctx context.Context, url, version, what string, clients int, d time.Duration, call func(*session) error) {
+	sessions := openSessions(ctx, url, version, clients)
+	base := heapInUse()
+	stop := make(chan struct{})
+	peak := make(chan uint64)
+	go func() { peak <- heapPeak(stop) }()
+	st := drive(clients, d, func(r *rand.Rand) error { return call(sessions[r.IntN(clients)]) })
+	close(stop)
+	p := <-peak
+	st.print(what)
+	fmt.Printf("  heap: %.1f MiB in use before, peak of live+unswept objects %.1f MiB (%.1f MiB per call in flight)\n",
+		mib(base), mib(p), (mib(p)-mib(base))/float64(clients))
 }
 
 // heapPeak samples the heap's object bytes every millisecond until stop.

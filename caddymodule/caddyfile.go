@@ -14,6 +14,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/sources/upstream"
 )
 
 func init() {
@@ -288,6 +289,16 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 				return c, d.Errf("connector %q: max_rows must be a positive integer, got %q", c.Name, s)
 			}
 			c.MaxRows = n
+		case "max_result_size":
+			var s string
+			if err := oneArg(d, &s); err != nil {
+				return c, err
+			}
+			n, err := upstream.ParseSize(s)
+			if err != nil {
+				return c, d.Errf("connector %q: max_result_size: %v", c.Name, err)
+			}
+			c.MaxResultSize = n
 		case "statement_timeout":
 			dur, err := durationArg(d)
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
+	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
 )
 
@@ -88,6 +89,7 @@ type connectorListing struct {
 	ReadOnly         bool   `json:"read_only,omitempty"`
 	MaxConns         int    `json:"max_conns,omitempty"`
 	MaxRows          int    `json:"max_rows,omitempty"`
+	MaxResultSize    int64  `json:"max_result_size,omitempty"`
 	StatementTimeout string `json:"statement_timeout,omitempty"`
 }
 
@@ -219,7 +221,7 @@ func endpointOf(raw json.RawMessage) (endpointListing, error) {
 	connCfg := map[string]ConnectorConfig{}
 	for _, c := range h.Connectors {
 		connCfg[c.Name] = c
-		cl := connectorListing{Name: c.Name, Type: c.Type, ReadOnly: c.ReadOnly, MaxConns: c.MaxConns, MaxRows: c.MaxRows}
+		cl := connectorListing{Name: c.Name, Type: c.Type, ReadOnly: c.ReadOnly, MaxConns: c.MaxConns, MaxRows: c.MaxRows, MaxResultSize: c.MaxResultSize}
 		if c.StatementTimeout > 0 {
 			cl.StatementTimeout = time.Duration(c.StatementTimeout).String()
 		}
@@ -374,6 +376,9 @@ func connectorFlags(c connectorListing) string {
 	}
 	if c.MaxRows > 0 {
 		f = append(f, fmt.Sprintf("max_rows %d", c.MaxRows))
+	}
+	if c.MaxResultSize > 0 {
+		f = append(f, "max_result_size "+pipeline.SizeText(c.MaxResultSize))
 	}
 	if c.StatementTimeout != "" {
 		f = append(f, "statement_timeout "+c.StatementTimeout)

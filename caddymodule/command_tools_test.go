@@ -44,7 +44,7 @@ func TestMCPToolsNoConnectionAndSettings(t *testing.T) {
 	 {"handler":"mcp","name":"ops","catalog_off":true,
 	  "auth":[{"name":"keys","provider":{"provider":"api_key","header":"X-API-Key","keys":[{"key":"s3cr3t-key-0123456789"}]}}],
 	  "cache":{"max_size":268435456,"redis":"redis://:hunter2@10.0.0.9:6379/0"},
-	  "connectors":[{"name":"main","type":"postgres","dsn":"postgres://app:pa55w0rd@127.0.0.1:1/db","statement_timeout":5000000000}],
+	  "connectors":[{"name":"main","type":"postgres","dsn":"postgres://app:pa55w0rd@127.0.0.1:1/db","statement_timeout":5000000000,"max_result_size":4194304}],
 	  "tools":[{"name":"get-user","description":"Fetch a user","use":"main","statement":"SELECT 1",
 	            "inputs":[{"name":"id","type":"int","required":true}],"cache":{"ttl":60000000000},"auth":{"use":"keys","scopes":["users:read"]},
 	            "annotations":{"read_only":true}},
@@ -61,7 +61,7 @@ func TestMCPToolsNoConnectionAndSettings(t *testing.T) {
 	t.Logf("output:\n%s", out)
 	for _, want := range []string{
 		"MCP endpoint ops (server srv0, listen :9443, path /mcp)", "catalog off",
-		"connector main postgres (statement_timeout 5s)", "2 tools",
+		"connector main postgres (max_result_size 4 MiB, statement_timeout 5s)", "2 tools",
 		"cache: 1m0s", "auth: keys (scope users:read)", "annotations: read_only=true",
 		`handler: "./tools/greet/handler.js"`, "name  string  default world",
 		`"max_size":268435456`, `"provider":"api_key"`,

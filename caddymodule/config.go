@@ -20,6 +20,10 @@ type ConnectorConfig struct {
 	// MaxRows caps the rows of one result (default 10000); a statement
 	// returning more fails instead of exhausting memory.
 	MaxRows int `json:"max_rows,omitempty"`
+	// MaxResultSize caps the bytes of one result, counted while its rows
+	// are collected (default 4 MiB, pipeline.DefaultMaxResultSize); a
+	// result counting more fails.
+	MaxResultSize int64 `json:"max_result_size,omitempty"`
 	// Seed (sqlite) is an SQL file that creates the database file when it
 	// does not exist yet.
 	Seed string `json:"seed,omitempty"`

@@ -65,7 +65,7 @@ func knownConnectorTypes() string {
 // connectorSpec is what a driver gets of an (expanded) connector config.
 func connectorSpec(c ConnectorConfig) pipeline.ConnectorSpec {
 	return pipeline.ConnectorSpec{DSN: c.DSN, MaxConns: c.MaxConns, ReadOnly: c.ReadOnly,
-		StatementTimeout: time.Duration(c.StatementTimeout), MaxRows: c.MaxRows, Seed: c.Seed,
+		StatementTimeout: time.Duration(c.StatementTimeout), MaxRows: c.MaxRows, MaxResultSize: c.MaxResultSize, Seed: c.Seed,
 		ClaimsSetting: c.ClaimsSetting, RoleClaim: c.RoleClaim, Roles: c.Roles}
 }
 
@@ -85,7 +85,7 @@ func (s *sharedConnector) Destruct() error {
 // poolKey identifies a pool by everything that shapes it. It holds the DSN
 // (with any password) and so must never be logged.
 func poolKey(c ConnectorConfig) string {
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%t\x00%d\x00%s\x00%d\x00%s\x00%s\x00%q", c.Type, c.DSN, c.MaxConns, c.ReadOnly, c.StatementTimeout, c.Seed, c.MaxRows,
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%t\x00%d\x00%s\x00%d\x00%d\x00%s\x00%s\x00%q", c.Type, c.DSN, c.MaxConns, c.ReadOnly, c.StatementTimeout, c.Seed, c.MaxRows, c.MaxResultSize,
 		c.ClaimsSetting, c.RoleClaim, c.Roles)
 }
 

@@ -379,8 +379,9 @@ func TestEndToEndOriginAndHost(t *testing.T) {
 	}
 }
 
-// TestEndToEndMaxRows: a statement returning more rows than max_rows fails
-// cleanly instead of buffering an unbounded result.
+// TestEndToEndMaxRows: a statement returning more rows than max_rows, or
+// a result counting more bytes than max_result_size, fails cleanly instead
+// of buffering an unbounded result, and the connector serves the next call.
 func TestEndToEndMaxRows(t *testing.T) {
 	seed, _ := filepath.Abs("../examples/data/demo.sql")
 	g := startGateway(t, fmt.Sprintf(`SITE {
@@ -391,6 +392,7 @@ func TestEndToEndMaxRows(t *testing.T) {
 		}
 		connector pg postgres %s {
 			max_rows 3
+			max_result_size 1000
 		}
 		tool customers {
 			description "All customers"
@@ -404,6 +406,12 @@ func TestEndToEndMaxRows(t *testing.T) {
 			statement "SELECT generate_series(1, {{ inputs.n }}) AS i"
 			input n int required
 		}
+		tool text {
+			description "A text of n bytes"
+			use pg
+			statement "SELECT repeat('x', {{ inputs.n }}) AS v"
+			input n int required
+		}
 	}
 }`, filepath.Join(t.TempDir(), "demo.db"), seed, postgresURL(t)))
 	s := g.rawSession(t, "2025-11-25")
@@ -415,5 +423,16 @@ func TestEndToEndMaxRows(t *testing.T) {
 		if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "more than 3 rows (max_rows)") {
 			t.Fatalf("%s over max_rows: %+v", tool, r.Error)
 		}
+	}
+	// A value counts its bytes plus 16.
+	if rows := s.call(t, "text", map[string]any{"n": 984}).tool(t).rows(t); len(rows) != 1 {
+		t.Fatalf("text: %d rows at max_result_size", len(rows))
+	}
+	r := s.call(t, "text", map[string]any{"n": 985})
+	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "the result is larger than 1000 bytes (max_result_size)") {
+		t.Fatalf("text over max_result_size: %+v", r.Error)
+	}
+	if rows := s.call(t, "series", map[string]any{"n": 2}).tool(t).rows(t); len(rows) != 2 {
+		t.Fatalf("series after the refusal: %d rows", len(rows))
 	}
 }

@@ -21,6 +21,7 @@ type ConnectorSpec struct {
 	ReadOnly         bool
 	StatementTimeout time.Duration
 	MaxRows          int    // 0: the driver's default
+	MaxResultSize    int64  // bytes counted while a result is collected (pipeline.ValueSize); 0: DefaultMaxResultSize
 	Seed             string // an SQL file that creates the database (drivers that are Seeders)
 	// Identity settings (drivers that are IdentityDrivers; README,
 	// Database safety): ClaimsSetting names the setting that receives the

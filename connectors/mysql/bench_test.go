@@ -70,4 +70,22 @@ func BenchmarkQuery(b *testing.B) {
 			}
 		}
 	})
+	// 100 rows per call: the per-row cost of collecting (and of counting
+	// the result's size for max_result_size) shows here, not in a point
+	// lookup.
+	b.Run("plain_100_rows", func(b *testing.B) {
+		c := open(b, Config{MaxConns: 4})
+		ctx := context.Background()
+		q := "SELECT id, name, email, score, created FROM " + tbl + " WHERE id BETWEEN ? AND ? + 99"
+		for b.Loop() {
+			id := rand.Int64N(n-100) + 1
+			rows, err := c.Query(ctx, q, []any{id, id})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(rows.Values) != 100 {
+				b.Fatalf("got %d rows", len(rows.Values))
+			}
+		}
+	})
 }

@@ -27,6 +27,9 @@ type Config struct {
 	StatementTimeout time.Duration
 	// MaxRows caps the rows of one result; 0 means pipeline.DefaultMaxRows.
 	MaxRows int
+	// MaxResultSize caps the bytes of one result, counted as its rows
+	// arrive (collect); 0 means pipeline.DefaultMaxResultSize.
+	MaxResultSize int64
 }
 
 const (

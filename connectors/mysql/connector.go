@@ -22,6 +22,7 @@ type Connector struct {
 	readOnly bool
 	timeout  time.Duration
 	maxRows  int
+	maxSize  int64 // max_result_size
 
 	// killDB is a one-connection pool used only for KILL QUERY: it must
 	// not wait behind the very pool whose statement it cancels.
@@ -62,9 +63,12 @@ func Open(_ context.Context, cfg Config) (*Connector, error) {
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
 	db.SetConnMaxIdleTime(idleLifetime)
-	c := &Connector{db: db, maxConns: n, readOnly: cfg.ReadOnly, timeout: cfg.StatementTimeout, maxRows: cfg.MaxRows, driverCf: dcfg}
+	c := &Connector{db: db, maxConns: n, readOnly: cfg.ReadOnly, timeout: cfg.StatementTimeout, maxRows: cfg.MaxRows, maxSize: cfg.MaxResultSize, driverCf: dcfg}
 	if c.maxRows <= 0 {
 		c.maxRows = pipeline.DefaultMaxRows
+	}
+	if c.maxSize <= 0 {
+		c.maxSize = pipeline.DefaultMaxResultSize
 	}
 	return c, nil
 }
@@ -140,7 +144,7 @@ func (c *Connector) query(ctx context.Context, sc *sql.Conn, cn *conn, query str
 	if err != nil {
 		return nil, err
 	}
-	return collect(rs, c.maxRows, func() { c.abandon(cn) })
+	return collect(rs, c.maxRows, c.maxSize, func() { c.abandon(cn) })
 }
 
 // queryReadOnly runs the statement inside START TRANSACTION READ ONLY, so
@@ -157,7 +161,7 @@ func (c *Connector) queryReadOnly(ctx context.Context, sc *sql.Conn, cn *conn, q
 		_ = tx.Rollback()
 		return nil, err
 	}
-	rows, err := collect(rs, c.maxRows, func() { c.abandon(cn) })
+	rows, err := collect(rs, c.maxRows, c.maxSize, func() { c.abandon(cn) })
 	if err != nil {
 		_ = tx.Rollback()
 		return nil, err
@@ -194,7 +198,8 @@ func (c *Connector) watch(ctx context.Context, cn *conn) func() {
 	}
 }
 
-// abandon drops cn in the middle of a result that max_rows refuses: the
+// abandon drops cn in the middle of a result that max_rows or
+// max_result_size refuses: the
 // driver would otherwise read (and the server produce) every remaining row
 // just to drain it. The server's statement is killed, the socket closed,
 // and database/sql discards the connection.

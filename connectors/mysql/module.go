@@ -27,7 +27,7 @@ func (Driver) Dialect() sqltemplate.Dialect { return sqltemplate.MySQL }
 
 // OpenSQL implements pipeline.SQLDriver.
 func (Driver) OpenSQL(ctx context.Context, s pipeline.ConnectorSpec) (pipeline.SQLConnector, func(), error) {
-	conn, err := Open(ctx, Config{DSN: s.DSN, MaxConns: s.MaxConns, ReadOnly: s.ReadOnly, StatementTimeout: s.StatementTimeout, MaxRows: s.MaxRows})
+	conn, err := Open(ctx, Config{DSN: s.DSN, MaxConns: s.MaxConns, ReadOnly: s.ReadOnly, StatementTimeout: s.StatementTimeout, MaxRows: s.MaxRows, MaxResultSize: s.MaxResultSize})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -59,9 +59,11 @@ func kindOf(typeName string) kind {
 }
 
 // collect reads every row, normalized, and closes rows. When the result
-// has more than maxRows rows it calls abandon before closing rows, so that
-// the driver does not read the rest of an unbounded result to drain it.
-func collect(rows *sql.Rows, maxRows int, abandon func()) (*pipeline.Rows, error) {
+// has more than maxRows rows, or its values count more than maxSize bytes
+// (pipeline.ValueSize of each normalized value, counted row by row), it
+// calls abandon before closing rows, so that the driver does not read the
+// rest of an unbounded result to drain it.
+func collect(rows *sql.Rows, maxRows int, maxSize int64, abandon func()) (*pipeline.Rows, error) {
 	defer rows.Close()
 	cols, err := rows.ColumnTypes()
 	if err != nil {
@@ -78,6 +80,7 @@ func collect(rows *sql.Rows, maxRows int, abandon func()) (*pipeline.Rows, error
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	var size int64
 	for rows.Next() {
 		if len(res.Values) == maxRows {
 			abandon()
@@ -95,6 +98,11 @@ func collect(rows *sql.Rows, maxRows int, abandon func()) (*pipeline.Rows, error
 			}
 			row[i] = nv
 			vals[i] = nil
+			size += pipeline.ValueSize(nv)
+		}
+		if size > maxSize {
+			abandon()
+			return nil, pipeline.ResultTooLarge(maxSize)
 		}
 		res.Values = append(res.Values, row)
 	}

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -73,20 +74,53 @@ func TestMaxRows(t *testing.T) {
 	conntest.SameValue(t, "after max_rows", conntest.Scalar(t, c, "SELECT ?", int64(5)), int64(5))
 }
 
-// TestMaxRowsDoesNotDrain: a statement that forgot its LIMIT (here 10^8
-// generated rows) fails at max_rows at once, in both protocols and on the
-// read-only path, instead of the driver reading the whole result to drain
-// it; the server stops producing it.
-func TestMaxRowsDoesNotDrain(t *testing.T) {
-	d := "(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
+// TestMaxResultSize: a value counts its normalized bytes plus 16, so at
+// 1000 bytes one string of 984 bytes passes and 985 fails, as do ten rows
+// of 84 bytes and eleven, also on the read-only path; max_rows still applies; the pool serves the
+// next call.
+func TestMaxResultSize(t *testing.T) {
 	for _, ro := range []bool{false, true} {
 		t.Run(map[bool]string{false: "read-write", true: "read-only"}[ro], func(t *testing.T) {
-			c := open(t, Config{MaxRows: 10, ReadOnly: ro, MaxConns: 1})
+			c := open(t, Config{MaxResultSize: 1000, MaxRows: 12, ReadOnly: ro, MaxConns: 1})
+			conntest.ResultSize(t, c, 1000, "SELECT REPEAT('x', ?) AS v", []any{int64(984)}, []any{int64(985)})
+			n := "SELECT 1 n"
+			for i := 2; i <= 13; i++ {
+				n += fmt.Sprintf(" UNION ALL SELECT %d", i)
+			}
+			conntest.ResultSize(t, c, 1000, "SELECT REPEAT('x', 84) AS v FROM ("+n+") s WHERE n <= ?", []any{int64(10)}, []any{int64(11)})
+			_, err := c.Query(ctxTimeout(t, 10*time.Second), "SELECT n FROM ("+n+") s", nil)
+			if pe := conntest.PublicErr(t, err); pe.Public != "the statement returned more than 12 rows (max_rows); add a LIMIT or raise max_rows" {
+				t.Errorf("over max_rows: %q", pe.Public)
+			}
+			conntest.SameValue(t, "after max_rows", conntest.Scalar(t, c, "SELECT ?", int64(5)), int64(5))
+		})
+	}
+}
+
+// TestMaxRowsDoesNotDrain: a statement that forgot its LIMIT (here 10^8
+// generated rows) fails at max_rows, or max_result_size, at once, in both
+// protocols and on the read-only path, instead of the driver reading the
+// whole result to drain it; the server stops producing it.
+func TestMaxRowsDoesNotDrain(t *testing.T) {
+	d := "(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"read-write", Config{MaxRows: 10}, "max_rows"},
+		{"read-only", Config{MaxRows: 10, ReadOnly: true}, "max_rows"},
+		{"read-write max_result_size", Config{MaxResultSize: 1024}, "the result is larger than 1 KiB (max_result_size)"},
+		{"read-only max_result_size", Config{MaxResultSize: 1024, ReadOnly: true}, "the result is larger than 1 KiB (max_result_size)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.MaxConns = 1
+			c := open(t, tc.cfg)
 			marker := testservices.MySQLTable(t, "drain")
 			q := "SELECT a.d AS `" + marker + "` FROM " + d + " a, " + d + " b, " + d + " c, " + d + " e, " + d + " f, " + d + " g, " + d + " h, " + d + " i WHERE a.d >= ?"
 			start := time.Now()
 			_, err := c.Query(ctxTimeout(t, 60*time.Second), q, []any{int64(0)})
-			if pe := conntest.PublicErr(t, err); !strings.Contains(pe.Public, "max_rows") {
+			if pe := conntest.PublicErr(t, err); !strings.Contains(pe.Public, tc.want) {
 				t.Fatalf("error %q", pe.Public)
 			}
 			if d := time.Since(start); d > 2*time.Second {

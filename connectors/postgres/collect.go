@@ -22,6 +22,11 @@ type result struct {
 
 // collect reads and normalizes every row, then closes rows. Decoders are
 // chosen once per column, not per value.
+//
+// The result's size is counted as the rows arrive: each value's bytes as
+// they came on the wire (rows.RawValues, no copy) plus
+// pipeline.ValueOverhead. A result over max_result_size, or over max_rows,
+// is abandoned (abandon) before the next row is decoded.
 func (c *Connector) collect(conn *pgx.Conn, rows pgx.Rows) (*result, error) {
 	defer rows.Close()
 	m := conn.TypeMap()
@@ -41,14 +46,24 @@ func (c *Connector) collect(conn *pgx.Conn, rows pgx.Rows) (*result, error) {
 			}
 		}
 	}
+	var size int64
 	for rows.Next() {
 		if decs == nil {
 			setup()
 		}
 		if len(res.rows.Values) == c.maxRows {
+			abandon(conn)
 			return nil, pipeline.TooManyRows(c.maxRows)
 		}
 		raw := rows.RawValues()
+		size += int64(len(raw)) * pipeline.ValueOverhead
+		for _, b := range raw {
+			size += int64(len(b))
+		}
+		if size > c.maxSize {
+			abandon(conn)
+			return nil, pipeline.ResultTooLarge(c.maxSize)
+		}
 		vals := make([]any, len(raw))
 		for i, b := range raw {
 			if b == nil {
@@ -72,6 +87,20 @@ func (c *Connector) collect(conn *pgx.Conn, rows pgx.Rows) (*result, error) {
 		setup() // no rows: the columns are still known
 	}
 	return res, nil
+}
+
+// abandon stops the statement whose result collect refuses, so that the
+// server neither produces nor sends the rest: rows.Close would otherwise
+// read all of it to drain it. The cancel request is the one a client
+// disconnect sends (config.go); once the server has it, rows.Close reads
+// only what was already on the way and the statement's error, and the
+// session reset that follows every statement (reset.go) rolls back what
+// the cancel left: the connection goes back to the pool. If the cancel
+// cannot be sent, rows.Close drains the result as before.
+func abandon(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), cancelDeadline)
+	defer cancel()
+	_ = conn.PgConn().CancelRequest(ctx)
 }
 
 // needsLookup reports whether values of oid came as text with no way yet to

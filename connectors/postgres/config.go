@@ -26,6 +26,9 @@ type Config struct {
 	StatementTimeout time.Duration
 	// MaxRows caps the rows of one result; 0 means pipeline.DefaultMaxRows.
 	MaxRows int
+	// MaxResultSize caps the bytes of one result, counted as its rows
+	// arrive (collect.go); 0 means pipeline.DefaultMaxResultSize.
+	MaxResultSize int64
 	// ClaimsSetting, RoleClaim and Roles hand the verified caller to the
 	// database with each statement (identity.go).
 	ClaimsSetting string
@@ -107,5 +110,9 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 	if maxRows <= 0 {
 		maxRows = pipeline.DefaultMaxRows
 	}
-	return &Connector{pool: pool, readOnly: cfg.ReadOnly, maxRows: maxRows, caller: caller}, nil
+	maxSize := cfg.MaxResultSize
+	if maxSize <= 0 {
+		maxSize = pipeline.DefaultMaxResultSize
+	}
+	return &Connector{pool: pool, readOnly: cfg.ReadOnly, maxRows: maxRows, maxSize: maxSize, caller: caller}, nil
 }

@@ -16,6 +16,7 @@ type Connector struct {
 	pool     *pgxpool.Pool
 	readOnly bool
 	maxRows  int
+	maxSize  int64 // max_result_size
 	ext      extTypes
 	caller   *callerSession // nil unless claims_setting or role_claim (identity.go)
 	verbs    pipelinableMemo

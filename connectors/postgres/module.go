@@ -34,7 +34,7 @@ func (Driver) Dialect() sqltemplate.Dialect { return sqltemplate.Postgres }
 
 // OpenSQL implements pipeline.SQLDriver.
 func (Driver) OpenSQL(ctx context.Context, s pipeline.ConnectorSpec) (pipeline.SQLConnector, func(), error) {
-	conn, err := Open(ctx, Config{DSN: s.DSN, MaxConns: int32(s.MaxConns), ReadOnly: s.ReadOnly, StatementTimeout: s.StatementTimeout, MaxRows: s.MaxRows,
+	conn, err := Open(ctx, Config{DSN: s.DSN, MaxConns: int32(s.MaxConns), ReadOnly: s.ReadOnly, StatementTimeout: s.StatementTimeout, MaxRows: s.MaxRows, MaxResultSize: s.MaxResultSize,
 		ClaimsSetting: s.ClaimsSetting, RoleClaim: s.RoleClaim, Roles: s.Roles})
 	if err != nil {
 		return nil, nil, err

@@ -27,6 +27,10 @@ type Config struct {
 	// MaxRows caps the elements of a reply (array or map, at any depth);
 	// 0 means pipeline.DefaultMaxRows.
 	MaxRows int
+	// MaxResultSize caps the bytes of a reply as it is converted (its
+	// strings plus pipeline.ValueOverhead per value); 0 means
+	// pipeline.DefaultMaxResultSize.
+	MaxResultSize int64
 }
 
 // defaultTimeout bounds a command when no statement_timeout is set.
@@ -38,6 +42,7 @@ type Connector struct {
 	client   *goredis.Client
 	readOnly bool
 	maxRows  int
+	maxSize  int64 // max_result_size
 }
 
 // Open builds the client. Like the SQL connectors it does not connect: a
@@ -65,9 +70,12 @@ func Open(_ context.Context, cfg Config) (*Connector, error) {
 	}
 	// No CLIENT SETINFO on connect: older servers and proxies refuse it.
 	opt.DisableIdentity = true
-	c := &Connector{client: goredis.NewClient(opt), readOnly: cfg.ReadOnly, maxRows: cfg.MaxRows}
+	c := &Connector{client: goredis.NewClient(opt), readOnly: cfg.ReadOnly, maxRows: cfg.MaxRows, maxSize: cfg.MaxResultSize}
 	if c.maxRows <= 0 {
 		c.maxRows = pipeline.DefaultMaxRows
+	}
+	if c.maxSize <= 0 {
+		c.maxSize = pipeline.DefaultMaxResultSize
 	}
 	return c, nil
 }
@@ -128,8 +136,7 @@ func (c *Connector) Do(ctx context.Context, args []string) (any, error) {
 	if err != nil {
 		return nil, publicError(ctx, err)
 	}
-	budget := c.maxRows
-	out, err := jsonValue(v, &budget)
+	out, err := jsonValue(v, &budget{elems: c.maxRows, bytes: c.maxSize, maxSize: c.maxSize})
 	if err != nil {
 		return nil, err
 	}

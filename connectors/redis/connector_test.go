@@ -165,6 +165,36 @@ func TestMaxRows(t *testing.T) {
 	}
 }
 
+// TestMaxResultSize: a reply counts its strings' bytes plus 16 per value
+// (the array or map itself included), so at 1000 bytes a 984-byte string
+// passes and a 985-byte one fails, as does a list of three 312-byte
+// elements and a fourth; the map of HGETALL counts its keys too.
+func TestMaxResultSize(t *testing.T) {
+	c := open(t, Config{MaxResultSize: 1000})
+	p := testservices.RedisPrefix(t)
+	want := "the result is larger than 1000 bytes (max_result_size); narrow the statement (fewer rows, columns or elements) or raise max_result_size"
+	do(t, c, "SET", p+"under", strings.Repeat("x", 984))
+	do(t, c, "SET", p+"over", strings.Repeat("x", 985))
+	conntest.SameValue(t, "984 bytes", do(t, c, "STRLEN", p+"under"), int64(984))
+	do(t, c, "GET", p+"under")
+	if msg := doErr(t, c, "GET", p+"over"); msg != want {
+		t.Errorf("GET over max_result_size: %q", msg)
+	}
+	e := strings.Repeat("y", 312)
+	do(t, c, "RPUSH", p+"l", e, e, e, e)
+	do(t, c, "LRANGE", p+"l", "0", "2")
+	if msg := doErr(t, c, "LRANGE", p+"l", "0", "3"); msg != want {
+		t.Errorf("LRANGE over max_result_size: %q", msg)
+	}
+	// 16 + 2 * (16 + 4 + 16 + 460) = 1008
+	do(t, c, "HSET", p+"h", "k001", strings.Repeat("z", 460), "k002", strings.Repeat("z", 460))
+	if msg := doErr(t, c, "HGETALL", p+"h"); msg != want {
+		t.Errorf("HGETALL over max_result_size: %q", msg)
+	}
+	do(t, c, "HSET", p+"h", "k002", strings.Repeat("z", 452)) // 1000
+	do(t, c, "HGETALL", p+"h")
+}
+
 func TestErrorReplies(t *testing.T) {
 	c := open(t, Config{})
 	p := testservices.RedisPrefix(t)

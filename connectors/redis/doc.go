@@ -26,7 +26,11 @@
 //	nil                           null
 //	big numbers                   decimal string
 //
-// max_rows bounds the elements of arrays and maps at any depth.
+// max_rows bounds the elements of arrays and maps at any depth;
+// max_result_size the bytes of the reply as it is converted (each
+// string's length plus pipeline.ValueOverhead per value). go-redis has
+// read the whole reply by then: the bound is on what is converted,
+// encoded, cached and sent, not on that first read.
 //
 // # Timeouts and retries
 //

@@ -24,7 +24,7 @@ func (Driver) CaddyModule() caddy.ModuleInfo {
 
 // OpenCommand implements pipeline.CommandDriver.
 func (Driver) OpenCommand(ctx context.Context, s pipeline.ConnectorSpec) (pipeline.CommandConnector, func(), error) {
-	conn, err := Open(ctx, Config{URL: s.DSN, MaxConns: s.MaxConns, ReadOnly: s.ReadOnly, StatementTimeout: s.StatementTimeout, MaxRows: s.MaxRows})
+	conn, err := Open(ctx, Config{URL: s.DSN, MaxConns: s.MaxConns, ReadOnly: s.ReadOnly, StatementTimeout: s.StatementTimeout, MaxRows: s.MaxRows, MaxResultSize: s.MaxResultSize})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,10 +9,26 @@ import (
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
+// budget is what a reply may still hold as it is converted: elements of
+// arrays and maps at any depth (max_rows) and bytes (max_result_size,
+// counted as pipeline.ValueSize counts them), so that both bound what is
+// encoded for the caller.
+type budget struct {
+	elems   int
+	bytes   int64 // left
+	maxSize int64
+}
+
 // jsonValue converts a go-redis reply (RESP2 or RESP3) to JSON-ready
-// values. budget counts the elements of arrays and maps at any depth, so
-// that max_rows bounds what is encoded for the caller.
-func jsonValue(v any, budget *int) (any, error) {
+// values, spending b.
+func jsonValue(v any, b *budget) (any, error) {
+	b.bytes -= pipeline.ValueOverhead
+	if s, ok := v.(string); ok {
+		b.bytes -= int64(len(s))
+	}
+	if b.bytes < 0 {
+		return nil, pipeline.ResultTooLarge(b.maxSize)
+	}
 	switch v := v.(type) {
 	case nil, string, bool:
 		return v, nil
@@ -26,12 +42,12 @@ func jsonValue(v any, budget *int) (any, error) {
 	case *big.Int:
 		return v.String(), nil
 	case []any:
-		if err := spend(budget, len(v)); err != nil {
+		if err := b.spend(len(v)); err != nil {
 			return nil, err
 		}
 		out := make([]any, len(v))
 		for i, e := range v {
-			ev, err := jsonValue(e, budget)
+			ev, err := jsonValue(e, b)
 			if err != nil {
 				return nil, err
 			}
@@ -39,16 +55,16 @@ func jsonValue(v any, budget *int) (any, error) {
 		}
 		return out, nil
 	case map[any]any:
-		if err := spend(budget, len(v)); err != nil {
+		if err := b.spend(len(v)); err != nil {
 			return nil, err
 		}
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			ks, err := jsonValue(k, budget)
+			ks, err := jsonValue(k, b)
 			if err != nil {
 				return nil, err
 			}
-			ev, err := jsonValue(e, budget)
+			ev, err := jsonValue(e, b)
 			if err != nil {
 				return nil, err
 			}
@@ -62,9 +78,9 @@ func jsonValue(v any, budget *int) (any, error) {
 	return fmt.Sprint(v), nil
 }
 
-func spend(budget *int, n int) error {
-	*budget -= n
-	if *budget < 0 {
+func (b *budget) spend(n int) error {
+	b.elems -= n
+	if b.elems < 0 {
 		return &pipeline.PublicError{Public: "the reply has more elements than max_rows allows; narrow the command (COUNT, LIMIT, a smaller range) or raise max_rows"}
 	}
 	return nil

@@ -31,6 +31,9 @@ type Config struct {
 	Seed string
 	// MaxRows caps the rows of one result; 0 means pipeline.DefaultMaxRows.
 	MaxRows int
+	// MaxResultSize caps the bytes of one result, counted as its rows
+	// arrive (collect); 0 means pipeline.DefaultMaxResultSize.
+	MaxResultSize int64
 }
 
 const (
@@ -74,12 +77,15 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n) // database/sql keeps only 2 by default: reopening costs a page cache
 
-	c := &Connector{db: db, readOnly: cfg.ReadOnly, timeout: cfg.StatementTimeout, path: cfg.Path, maxRows: cfg.MaxRows}
+	c := &Connector{db: db, readOnly: cfg.ReadOnly, timeout: cfg.StatementTimeout, path: cfg.Path, maxRows: cfg.MaxRows, maxSize: cfg.MaxResultSize}
 	if file, err := filePath(cfg.Path); err == nil && file != "" && !cfg.ReadOnly {
 		c.resetSessions = true
 	}
 	if c.maxRows <= 0 {
 		c.maxRows = pipeline.DefaultMaxRows
+	}
+	if c.maxSize <= 0 {
+		c.maxSize = pipeline.DefaultMaxResultSize
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()

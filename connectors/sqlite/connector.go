@@ -18,6 +18,7 @@ type Connector struct {
 	timeout  time.Duration
 	path     string // only to scrub it from error messages
 	maxRows  int
+	maxSize  int64 // max_result_size
 	// resetSessions closes the connection of a statement that may change
 	// its session (session.go): read-write, not in memory.
 	resetSessions bool
@@ -67,7 +68,7 @@ func (c *Connector) Query(ctx context.Context, query string, args []any) (*pipel
 	if err != nil {
 		return nil, c.publicError(ctx, qctx, err)
 	}
-	res, err := collect(rows, c.maxRows)
+	res, err := collect(rows, c.maxRows, c.maxSize)
 	if err != nil {
 		return nil, c.publicError(ctx, qctx, err)
 	}

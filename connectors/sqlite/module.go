@@ -33,7 +33,7 @@ func (Driver) Seeds() {}
 
 // OpenSQL implements pipeline.SQLDriver; the DSN is the database file.
 func (Driver) OpenSQL(ctx context.Context, s pipeline.ConnectorSpec) (pipeline.SQLConnector, func(), error) {
-	conn, err := Open(ctx, Config{Path: s.DSN, ReadOnly: s.ReadOnly, MaxConns: s.MaxConns, StatementTimeout: s.StatementTimeout, Seed: s.Seed, MaxRows: s.MaxRows})
+	conn, err := Open(ctx, Config{Path: s.DSN, ReadOnly: s.ReadOnly, MaxConns: s.MaxConns, StatementTimeout: s.StatementTimeout, Seed: s.Seed, MaxRows: s.MaxRows, MaxResultSize: s.MaxResultSize})
 	if err != nil {
 		return nil, nil, err
 	}

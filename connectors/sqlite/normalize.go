@@ -40,8 +40,11 @@ func kindOf(decl string) kind {
 	return kindPlain
 }
 
-// collect reads every row, normalized, and closes rows.
-func collect(rows *sql.Rows, maxRows int) (*pipeline.Rows, error) {
+// collect reads every row, normalized, and closes rows. A result of more
+// than maxRows rows, or whose values count more than maxSize bytes
+// (pipeline.ValueSize of each normalized value, counted row by row), stops
+// there: closing rows ends the statement.
+func collect(rows *sql.Rows, maxRows int, maxSize int64) (*pipeline.Rows, error) {
 	defer rows.Close()
 	cols, err := rows.ColumnTypes()
 	if err != nil {
@@ -58,6 +61,7 @@ func collect(rows *sql.Rows, maxRows int) (*pipeline.Rows, error) {
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	var size int64
 	for rows.Next() {
 		if len(res.Values) == maxRows {
 			return nil, pipeline.TooManyRows(maxRows)
@@ -70,6 +74,10 @@ func collect(rows *sql.Rows, maxRows int) (*pipeline.Rows, error) {
 		for i, v := range vals {
 			row[i] = normalize(kinds[i], v)
 			vals[i] = nil
+			size += pipeline.ValueSize(row[i])
+		}
+		if size > maxSize {
+			return nil, pipeline.ResultTooLarge(maxSize)
 		}
 		res.Values = append(res.Values, row)
 	}

@@ -52,7 +52,7 @@ func (r *runner) toJS(v any, limit int) (goja.Value, error) {
 func (c *converter) spend(n int) error {
 	c.left -= n
 	if c.left < 0 {
-		return &Error{Kind: KindTooLarge, Message: fmt.Sprintf("input to the script is larger than %s (script input limit)", sizeText(c.limit))}
+		return &Error{Kind: KindTooLarge, Message: fmt.Sprintf("input to the script is larger than %s (script input limit)", pipeline.SizeText(int64(c.limit)))}
 	}
 	return nil
 }
@@ -251,7 +251,7 @@ func (r *runner) toJSON(v goja.Value, limit int) (json.RawMessage, error) {
 }
 
 func (e *encoder) tooLarge() error {
-	return &Error{Kind: KindTooLarge, Message: fmt.Sprintf("the script's result is larger than %s (script output limit)", sizeText(e.limit))}
+	return &Error{Kind: KindTooLarge, Message: fmt.Sprintf("the script's result is larger than %s (script output limit)", pipeline.SizeText(int64(e.limit)))}
 }
 
 func (e *encoder) grow(n int) error {
@@ -464,14 +464,4 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-func sizeText(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // fetch exists only when the operator lists hosts (fetch_allow). A request
@@ -230,7 +232,7 @@ func (r *runner) doFetch(target, init goja.Value) (goja.Value, error) {
 		return nil, fmt.Errorf("%s %s: reading the response: %v", method, shown(u), err)
 	}
 	if int64(len(data)) > f.max {
-		return nil, fmt.Errorf("%s %s: response body larger than %s", method, shown(u), sizeText(int(f.max)))
+		return nil, fmt.Errorf("%s %s: response body larger than %s", method, shown(u), pipeline.SizeText(f.max))
 	}
 	return r.response(resp, string(data)), nil
 }
@@ -264,7 +266,7 @@ func (r *runner) fetchInit(init goja.Value) (string, io.Reader, http.Header, err
 			return "", nil, nil, errors.New("body must be a string (use JSON.stringify)")
 		}
 		if len(s) > r.s.opts.MaxInput {
-			return "", nil, nil, fmt.Errorf("request body larger than %s", sizeText(r.s.opts.MaxInput))
+			return "", nil, nil, fmt.Errorf("request body larger than %s", pipeline.SizeText(int64(r.s.opts.MaxInput)))
 		}
 		body = strings.NewReader(s)
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
+
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // RegexMatchTimeout bounds one match of a regular expression that goja
@@ -160,7 +162,7 @@ func (r *runner) charge(n float64, what string) {
 		return
 	}
 	r.memLeft = 0
-	msg := fmt.Sprintf("%s: this call would allocate more than %s (%s)", what, sizeText(int(r.s.opts.MaxMemory)), r.s.opts.MemorySetting)
+	msg := fmt.Sprintf("%s: this call would allocate more than %s (%s)", what, pipeline.SizeText(int64(r.s.opts.MaxMemory)), r.s.opts.MemorySetting)
 	e, err := r.vm.New(r.rangeError, r.vm.ToValue(msg))
 	if err != nil {
 		panic(r.vm.NewGoError(errors.New(msg)))

@@ -70,3 +70,22 @@ func SameValue(t testing.TB, what string, got, want any) {
 		t.Errorf("%s: JSON %s, want %s", what, gj, wj)
 	}
 }
+
+// ResultSize checks a connector opened with max_result_size max: q with
+// the arguments under returns a result that counts max bytes exactly,
+// with over one that counts more and fails with the refusal, which names
+// the limit and no value; then the connector answers the next statement.
+func ResultSize(t testing.TB, c Querier, max int64, q string, under, over []any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Query(ctx, q, under); err != nil {
+		t.Fatalf("Query(%q, %v) at max_result_size: %v", q, under, err)
+	}
+	_, err := c.Query(ctx, q, over)
+	want := "the result is larger than " + pipeline.SizeText(max) + " (max_result_size); narrow the statement (fewer rows, columns or elements) or raise max_result_size"
+	if pe := PublicErr(t, err); pe.Public != want {
+		t.Errorf("Query(%q, %v) over max_result_size: %q, want %q", q, over, pe.Public, want)
+	}
+	SameValue(t, "the statement after the refusal", Scalar(t, c, "SELECT 1"), int64(1))
+}
