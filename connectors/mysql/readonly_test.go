@@ -123,8 +123,10 @@ func TestMaxRowsDoesNotDrain(t *testing.T) {
 			if pe := conntest.PublicErr(t, err); !strings.Contains(pe.Public, tc.want) {
 				t.Fatalf("error %q", pe.Public)
 			}
-			if d := time.Since(start); d > 2*time.Second {
-				t.Errorf("max_rows took %v: the result was drained", d)
+			// Draining 10^8 rows takes minutes; a loaded machine may take
+			// seconds to refuse.
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("the refusal took %v: the result was drained", d)
 			}
 			waitGone(t, marker, 3*time.Second)
 			conntest.SameValue(t, "after", conntest.Scalar(t, c, "SELECT ?", int64(1)), int64(1))
