@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -41,6 +42,59 @@ func (h *Handler) modernVersion(meta json.RawMessage, r *http.Request, name stri
 	if len(meta) == 0 || r.Header.Get("Last-Event-ID") != "" {
 		return ""
 	}
+	version := h.modernMetas.version(meta, h.streamable.SupportsProtocolVersion)
+	if version == "" || r.Header.Get(mcp.HeaderProtocolVersion) != version {
+		return ""
+	}
+	if mcp.RequiresStandardHeaders(version) {
+		if r.Header.Get(mcp.HeaderMethod) != string(mcp.MethodToolsCall) {
+			return ""
+		}
+		if got, ok := mcp.DecodeHeaderValue(r.Header.Get(mcp.HeaderName)); !ok || got == "" || got != name {
+			return ""
+		}
+	}
+	return version
+}
+
+// modernMetas remembers what plainModernMeta said of a _meta. A client
+// sends the same _meta with every request (its version, capabilities and
+// name), and decoding it cost a modern call about as much as the rest of
+// its JSON. Bounded: past maxModernMetas texts, new ones are decoded every
+// time, as is any _meta longer than maxModernMetaSize (a client's own is
+// about 200 bytes), so the memo holds at most 512 KiB whatever is sent.
+type modernMetas struct {
+	mu    sync.RWMutex
+	known map[string]string // _meta → plainModernMeta's answer
+}
+
+const (
+	maxModernMetas    = 1024
+	maxModernMetaSize = 512
+)
+
+func (m *modernMetas) version(meta json.RawMessage, supported func(string) bool) string {
+	m.mu.RLock()
+	v, ok := m.known[string(meta)]
+	m.mu.RUnlock()
+	if ok {
+		return v
+	}
+	v = plainModernMeta(meta, supported)
+	if len(meta) > maxModernMetaSize {
+		return v
+	}
+	m.mu.Lock()
+	if len(m.known) < maxModernMetas {
+		m.known[string(meta)] = v
+	}
+	m.mu.Unlock()
+	return v
+}
+
+// plainModernMeta is the protocol version a _meta of only the protocol's
+// own fields declares, if supported; "" for any other _meta.
+func plainModernMeta(meta json.RawMessage, supported func(string) bool) string {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(meta, &fields) != nil {
 		return ""
@@ -51,8 +105,7 @@ func (h *Handler) modernVersion(meta json.RawMessage, r *http.Request, name stri
 		}
 	}
 	var version string
-	if json.Unmarshal(fields[mcp.MetaKeyProtocolVersion], &version) != nil || !mcp.IsModernProtocol(version) ||
-		!h.streamable.SupportsProtocolVersion(version) || r.Header.Get(mcp.HeaderProtocolVersion) != version {
+	if json.Unmarshal(fields[mcp.MetaKeyProtocolVersion], &version) != nil || !mcp.IsModernProtocol(version) || !supported(version) {
 		return ""
 	}
 	// Capabilities are required (an empty object is fine); a client's
@@ -64,14 +117,6 @@ func (h *Handler) modernVersion(meta json.RawMessage, r *http.Request, name stri
 	if info, ok := fields[mcp.MetaKeyClientInfo]; ok {
 		var impl *mcp.Implementation
 		if json.Unmarshal(info, &impl) != nil || impl == nil {
-			return ""
-		}
-	}
-	if mcp.RequiresStandardHeaders(version) {
-		if r.Header.Get(mcp.HeaderMethod) != string(mcp.MethodToolsCall) {
-			return ""
-		}
-		if got, ok := mcp.DecodeHeaderValue(r.Header.Get(mcp.HeaderName)); !ok || got == "" || got != name {
 			return ""
 		}
 	}

@@ -120,6 +120,7 @@ type Handler struct {
 	limits        ratelimit.Store    // rate limit counters (ratelimit.go)
 	inFlight      *inFlight          // nil without max_concurrent (inflight.go)
 	serverInfo    mcp.Implementation // name and version, as a 2026-07-28 result's _meta says them (direct_modern.go)
+	modernMetas   *modernMetas       // direct_modern.go
 	limitRedisKey string
 
 	unknownTool *toolObs
@@ -165,6 +166,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.inFlight = &inFlight{max: int64(h.MaxConcurrent)}
 	}
 	h.serverInfo = mcp.Implementation{Name: h.ServerName, Version: h.ServerVersion}
+	h.modernMetas = &modernMetas{known: make(map[string]string)}
 	if h.MaxBodySize == 0 {
 		h.MaxBodySize = defaultMaxBodySize
 	}
