@@ -2,6 +2,9 @@ package cache
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -500,5 +503,34 @@ func waitUntil(t *testing.T, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("condition not met within 10s")
 		}
+	}
+}
+
+// TestKeyFormat pins a key: the tool's name, ":" and the hex SHA-256 of
+// the length-prefixed fields (name, source, inputs, and the identity).
+// Nodes share keys through Redis, so a change here is a change of every
+// key: nodes of two versions would miss each other's entries.
+func TestKeyFormat(t *testing.T) {
+	c := newCache(t, Config{})
+	tool := cachedTool(c, "item", &counter{}, pipeline.CachePolicy{TTL: time.Minute})
+	x := tool.Executor.(*executor)
+	want := func(fields ...string) string {
+		h := sha256.New()
+		for _, f := range fields {
+			var n [8]byte
+			binary.BigEndian.PutUint64(n[:], uint64(len(f)))
+			h.Write(n[:])
+			h.Write([]byte(f))
+		}
+		return "item:" + hex.EncodeToString(h.Sum(nil))
+	}
+	got, err := x.key(context.Background(), &pipeline.Call{Tool: tool, Inputs: map[string]any{"id": 7, "b": "x"}})
+	if w := want("item", "db", `{"b":"x","id":7}`); err != nil || got != w {
+		t.Fatalf("anonymous key %q, want %q (%v)", got, w, err)
+	}
+	id := &pipeline.Identity{Provider: "p", Subject: "s"}
+	got, err = x.key(context.Background(), &pipeline.Call{Tool: tool, Inputs: map[string]any{}, Identity: id})
+	if w := want("item", "db", `{}`, "identity", `{"provider":"p","subject":"s","claims":{}}`); err != nil || got != w {
+		t.Fatalf("identity key %q, want %q (%v)", got, w, err)
 	}
 }

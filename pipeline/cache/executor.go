@@ -7,7 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"hash"
+	"strings"
 	"time"
 
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -172,10 +172,12 @@ func (x *executor) key(ctx context.Context, call *pipeline.Call) (string, error)
 	if what == nil {
 		return "", nil
 	}
-	h := sha256.New()
-	field(h, call.Tool.Name)
-	field(h, call.Tool.Source)
-	field(h, string(what))
+	// The hashed fields go into one buffer: a sha256.Sum256 of it is the
+	// digest a streaming hash would give, without the hash's allocations.
+	buf := make([]byte, 0, 3*8+len(call.Tool.Name)+len(call.Tool.Source)+len(what)+64)
+	buf = field(buf, call.Tool.Name)
+	buf = field(buf, call.Tool.Source)
+	buf = field(buf, what)
 	// One caller must never see another's cached result: whenever there is
 	// an auth stage (or an identity), the identity is part of the key.
 	if !x.policy.Shared && (call.Tool.Auth != nil || call.Identity != nil) {
@@ -184,14 +186,21 @@ func (x *executor) key(ctx context.Context, call *pipeline.Call) (string, error)
 			if !ok {
 				return "", nil // claims JSON cannot express: run uncached
 			}
-			field(h, "identity")
-			field(h, string(scope))
+			buf = field(buf, "identity")
+			buf = field(buf, scope)
 		} else {
-			field(h, "anonymous")
+			buf = field(buf, "anonymous")
 		}
 	}
-	var sum [sha256.Size]byte
-	return call.Tool.Name + ":" + hex.EncodeToString(h.Sum(sum[:0])), nil
+	sum := sha256.Sum256(buf)
+	var key strings.Builder
+	key.Grow(len(call.Tool.Name) + 1 + hex.EncodedLen(len(sum)))
+	key.WriteString(call.Tool.Name)
+	key.WriteByte(':')
+	var digits [2 * sha256.Size]byte
+	hex.Encode(digits[:], sum[:])
+	key.Write(digits[:])
+	return key.String(), nil
 }
 
 // volatileClaims change from one token to the next without changing who the
@@ -225,9 +234,7 @@ func identityScope(id *pipeline.Identity) (b []byte, ok bool) {
 
 // field writes a length-prefixed string, so that no two different field
 // sequences hash the same bytes.
-func field(h hash.Hash, s string) {
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-	h.Write(n[:])
-	h.Write([]byte(s))
+func field[S string | []byte](buf []byte, s S) []byte {
+	buf = binary.BigEndian.AppendUint64(buf, uint64(len(s)))
+	return append(buf, s...)
 }
