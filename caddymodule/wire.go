@@ -186,6 +186,10 @@ func (p *callParams[A]) plain() bool {
 // json.Number, and reports whether body is one JSON value whose arguments
 // are an object, null or absent. Otherwise inspectCall reads it again.
 func decodeCall(body []byte, msg *callMessage[map[string]any]) bool {
+	if fastDecodeCall(body, msg) { // decodecall.go: the common shape
+		return true
+	}
+	*msg = callMessage[map[string]any]{} // what the fast reader filled before it gave up
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if dec.Decode(msg) != nil {
