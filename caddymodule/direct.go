@@ -66,13 +66,14 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 	} else if !h.directSession(r) {
 		return false
 	}
-	tool := h.tools().engine.Lookup(st.name)
+	reg := h.tools()
+	tool := reg.engine.Lookup(st.name)
 	if tool == nil || tool.Approval != nil {
 		return false
 	}
 	// A modern client cannot be asked anything while a call runs, and an
 	// input bound to a header is checked by mcp-go.
-	if st.modern != "" && (tool.Interactive || paramHeaders(tool.InputSchema)) {
+	if st.modern != "" && (tool.Interactive || reg.headerBound[tool.Name]) {
 		return false
 	}
 	ctx := r.Context()

@@ -123,10 +123,20 @@ func plainModernMeta(meta json.RawMessage, supported func(string) bool) string {
 	return version
 }
 
-// paramHeaders reports whether a tool's input schema binds inputs to
-// headers (x-mcp-header), which mcp-go checks against the arguments.
-func paramHeaders(schema json.RawMessage) bool {
-	return bytes.Contains(schema, []byte("x-mcp-header"))
+// headerBoundTools are the tools whose input schema binds inputs to
+// headers (x-mcp-header), which mcp-go checks against the arguments of a
+// modern call; found once per registry version (registry.go).
+func headerBoundTools(tools []*pipeline.Tool) map[string]bool {
+	var bound map[string]bool
+	for _, t := range tools {
+		if bytes.Contains(t.InputSchema, []byte("x-mcp-header")) {
+			if bound == nil {
+				bound = make(map[string]bool)
+			}
+			bound[t.Name] = true
+		}
+	}
+	return bound
 }
 
 // decorateModern adds to a result what mcp-go adds for a modern request:
@@ -152,11 +162,10 @@ func encodeModern(res *pipeline.Result, server *mcp.Implementation) (json.RawMes
 	if res.Canonical { // any result's encoding: where resultType goes is not known
 		return nil, nil
 	}
-	enc := encodedFor(res, structuredSince)
+	enc, cut := storedEncoding(res)
 	if enc == nil {
 		return nil, nil
 	}
-	cut := len(enc) - 2 - len(res.Value.(json.RawMessage)) - len(structuredResults) // encodedFor checked it
 	out := make([]byte, 0, len(enc)+len(modernResultType))
 	out = append(append(append(out, enc[:cut]...), modernResultType...), enc[cut:]...)
 	meta := make(map[string]any, len(res.Meta)+1)

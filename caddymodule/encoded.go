@@ -60,19 +60,26 @@ func marshalValue(value json.RawMessage, version string) []byte {
 // entry in a shared second level written otherwise): the Value is then
 // encoded as usual.
 func encodedFor(res *pipeline.Result, version string) json.RawMessage {
-	enc := res.Encoded
-	value, ok := res.Value.(json.RawMessage)
-	cut := len(enc) - 2 - len(value) - len(structuredResults)
-	if !ok || cut < 1 || string(enc[cut:cut+len(structuredResults)]) != structuredResults ||
-		!bytes.Equal(enc[cut+len(structuredResults):len(enc)-2], value) ||
-		string(enc[len(enc)-2:]) != "}}" {
-		return nil
-	}
-	if version >= structuredSince {
+	enc, cut := storedEncoding(res)
+	if enc == nil || version >= structuredSince {
 		return enc
 	}
 	out := make([]byte, cut+1)
 	copy(out, enc[:cut])
 	out[cut] = '}'
 	return out
+}
+
+// storedEncoding is res.Encoded and where structuredResults starts in it,
+// when it has the shape encodeValue made; nil otherwise.
+func storedEncoding(res *pipeline.Result) (json.RawMessage, int) {
+	enc := res.Encoded
+	value, ok := res.Value.(json.RawMessage)
+	cut := len(enc) - 2 - len(value) - len(structuredResults)
+	if !ok || cut < 1 || string(enc[cut:cut+len(structuredResults)]) != structuredResults ||
+		!bytes.Equal(enc[cut+len(structuredResults):len(enc)-2], value) ||
+		string(enc[len(enc)-2:]) != "}}" {
+		return nil, 0
+	}
+	return enc, cut
 }

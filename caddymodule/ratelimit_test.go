@@ -99,24 +99,32 @@ func TestEndpointRateLimit(t *testing.T) {
 	}
 }
 
-// TestMaxConcurrent: beyond max_concurrent running calls a call is
-// answered "busy" at once instead of queueing.
-func TestMaxConcurrent(t *testing.T) {
+// slowToolGateway serves a Postgres tool "slow" that sleeps s seconds,
+// with endpointExtra in the mcp block and toolExtra in the tool's; app is
+// the application_name its connections carry (waitSleeping).
+func slowToolGateway(t *testing.T, endpointExtra, toolExtra string) (*gateway, string) {
 	testDB(t)
 	app := appName(t)
 	dsn := withParams(t, postgresURL(t), "application_name", app)
-	g := startGateway(t, fmt.Sprintf(`SITE {
+	return startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
+		%s
 		connector pg postgres %q
 		tool slow {
 			description "Sleeps"
 			use pg
 			statement "SELECT pg_sleep({{ inputs.s }}) IS NULL AS slept"
 			input s float required
-			max_concurrent 1
+			%s
 		}
 	}
-}`, dsn))
+}`, endpointExtra, dsn, toolExtra)), app
+}
+
+// TestMaxConcurrent: beyond max_concurrent running calls a call is
+// answered "busy" at once instead of queueing.
+func TestMaxConcurrent(t *testing.T) {
+	g, app := slowToolGateway(t, "", "max_concurrent 1")
 	s := g.rawSession(t, "2025-06-18")
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -210,21 +218,7 @@ func TestRateLimitCaddyfileErrors(t *testing.T) {
 // tools/list, a call with _meta) alike; an open GET stream takes no
 // place; once the running call ends, requests are served again.
 func TestEndpointMaxConcurrent(t *testing.T) {
-	testDB(t)
-	app := appName(t)
-	dsn := withParams(t, postgresURL(t), "application_name", app)
-	g := startGateway(t, fmt.Sprintf(`SITE {
-	mcp /mcp {
-		max_concurrent 1
-		connector pg postgres %q
-		tool slow {
-			description "Sleeps"
-			use pg
-			statement "SELECT pg_sleep({{ inputs.s }}) IS NULL AS slept"
-			input s float required
-		}
-	}
-}`, dsn))
+	g, app := slowToolGateway(t, "max_concurrent 1", "")
 	s := g.rawSession(t, "2025-06-18")
 
 	// A notification stream is open all along: it must not hold the place.

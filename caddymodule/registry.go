@@ -19,6 +19,8 @@ type registry struct {
 	obs    map[string]*toolObs // telemetry per tool (observe.go)
 	list   encodedTools        // tools/list entries, encoded on the first list (direct_list.go)
 	search *toolIndex          // discovery search (metatools.go); nil: tools/list lists every tool
+	// headerBound: tools a modern call of which is left to mcp-go (direct_modern.go).
+	headerBound map[string]bool
 }
 
 // liveTools holds the current version; it is shared by pointer (a
@@ -51,7 +53,7 @@ func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &registry{engine: engine, obs: make(map[string]*toolObs, len(tools))}
+	r := &registry{engine: engine, obs: make(map[string]*toolObs, len(tools)), headerBound: headerBoundTools(tools)}
 	if searching {
 		r.search = newToolIndex(engine, h.Discovery.Pin)
 	}
