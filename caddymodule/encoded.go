@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"bytes"
 	"encoding/json"
+	"unsafe"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -21,42 +22,58 @@ const structuredResults = `,"structuredContent":{"results":`
 const preStructured = "2025-03-26"
 
 // encodeValue is cache.Config.Encode: a Value result's JSON encoded once
-// as the gateway writes it to a client with structuredContent, exactly
-// as encodeResult and mcp-go's marshalling make it, and where value sits
-// in it. It checks that the encoding a client without structuredContent
-// gets is that encoding cut before structuredResults, so that encodedFor
-// can write either from the one stored.
+// as the gateway writes it to a client with structuredContent (valueResult),
+// and where value sits in it, so that encodedFor can write either form
+// from the one stored.
 func encodeValue(value json.RawMessage) (json.RawMessage, int, bool) {
-	full, plain := marshalValue(value, structuredSince), marshalValue(value, preStructured)
-	cut := len(plain) - 1 // before plain's closing brace
-	at := cut + len(structuredResults)
-	if cut < 1 || at+len(value)+2 != len(full) ||
-		!bytes.Equal(full[:cut], plain[:cut]) ||
-		string(full[cut:at]) != structuredResults ||
-		!bytes.Equal(full[at:at+len(value)], value) ||
-		string(full[at+len(value):]) != "}}" {
-		return nil, 0, false
-	}
-	return full, at, true
+	enc, at := valueResult(value)
+	return enc, at, true
 }
 
-// marshalValue is the result encodeResult makes of value for version, as
-// the direct path marshals it; nil if it cannot.
-func marshalValue(value json.RawMessage, version string) []byte {
-	out, perr := encodeResult(&pipeline.Result{Value: value}, version)
-	if perr != nil {
-		return nil
+// valueResult is what encodeResult and mcp-go's marshalling make of a
+// Value result whose JSON is text (compact and HTML-escaped, as
+// json.Marshal writes it), for a client with structuredContent:
+//
+//	{"content":[{"type":"text","text":<text as a JSON string>}],"structuredContent":{"results":<text>}}
+//
+// put together without encoding/json, and where text starts in it.
+// TestEncodedValueIsMCPGoEncoding and FuzzValueResult hold it to mcp-go's
+// bytes.
+func valueResult(text []byte) (json.RawMessage, int) {
+	out := make([]byte, 0, 2*len(text)+len(textContentOpen)+len(structuredResults)+16)
+	out = append(out, textContentOpen...)
+	// The string view is only read, while text is alive.
+	out = pipeline.AppendJSONString(out, unsafe.String(unsafe.SliceData(text), len(text)))
+	out = append(append(out, "}]"...), structuredResults...)
+	at := len(out)
+	return append(append(out, text...), "}}"...), at
+}
+
+// textContentOpen opens a result of one text block, as mcp-go writes it.
+const textContentOpen = `{"content":[{"type":"text","text":`
+
+// encodedValueResult is res with its Value encoded for the direct path
+// (valueResult), so that it is written as an Encoded result is; res itself
+// when it is not a plain Value result or does not encode (encodeResult
+// then says why).
+func encodedValueResult(res *pipeline.Result) *pipeline.Result {
+	if res.Native != nil || res.Canonical || res.Encoded != nil {
+		return res
 	}
-	b, err := json.Marshal(out)
+	text, err := pipeline.EncodeValue(res.Value)
 	if err != nil {
-		return nil
+		return res
 	}
-	return b
+	out := *res
+	out.Value = json.RawMessage(text)
+	out.Encoded, _ = valueResult(text)
+	return &out
 }
 
 // encodedFor is res.Encoded as written to a client of version: as it is
-// for one with structuredContent, else cut before structuredResults (what
-// encodeValue checked). nil when res.Encoded does not have that shape (an
+// for one with structuredContent, else cut before structuredResults (mcp-go
+// writes the one as the other without structuredContent;
+// TestEncodedValueIsMCPGoEncoding holds it). nil when res.Encoded does not have that shape (an
 // entry in a shared second level written otherwise): the Value is then
 // encoded as usual.
 func encodedFor(res *pipeline.Result, version string) json.RawMessage {

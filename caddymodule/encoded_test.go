@@ -63,3 +63,60 @@ func TestEncodedValueIsMCPGoEncoding(t *testing.T) {
 		}
 	}
 }
+
+// FuzzValueResult: a DB tool's rows written by the direct path
+// (encodedValueResult, then encodeCanonical) are byte for byte what
+// encodeResult and mcp-go's marshalling make of them, for every protocol
+// version, whatever the rows hold.
+func FuzzValueResult(f *testing.F) {
+	f.Add("name", "a\u003cb\u003e\u0026é\u2028", int64(9007199254740993))
+	f.Add(`"}}`, "\x00\xff", int64(-1))
+	f.Add("", `{"structuredContent":{"results":[1]}}`, int64(0))
+	server := &Handler{serverInfo: mcp.Implementation{Name: "gw", Version: "1.2.3"}}
+	f.Fuzz(func(t *testing.T, column, text string, n int64) {
+		rows := &pipeline.Rows{Columns: []string{"id", column, "n"}, Values: [][]any{{int64(1), text, n}, {nil, true, column}}}
+		for _, version := range []string{"2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {
+			res := encodedValueResult(&pipeline.Result{Value: rows})
+			got, perr := encodeCanonical(res, version, &server.serverInfo)
+			if perr != nil || got == nil {
+				t.Fatalf("%s: %s %v", version, got, perr)
+			}
+			out, perr := encodeResult(&pipeline.Result{Value: rows}, version)
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			if mcp.IsModernProtocol(version) {
+				server.decorateModern(out)
+			}
+			want, _ := json.Marshal(out)
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s:\n direct %s\n mcp-go %s", version, got, want)
+			}
+		}
+	})
+}
+
+// BenchmarkValueResult: a DB tool's one-row answer encoded by the direct
+// path (direct) and as mcp-go's marshalling makes it (mcp-go), in one run:
+//
+//	go test ./caddymodule -run '^$' -bench ValueResult -benchmem
+func BenchmarkValueResult(b *testing.B) {
+	rows := &pipeline.Rows{Columns: []string{"id", "name", "email", "created_at"},
+		Values: [][]any{{int64(4711), "user 4711", "user4711@example.com", "2026-01-02T03:04:05.123456Z"}}}
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			res := encodedValueResult(&pipeline.Result{Value: rows})
+			if out, perr := encodeCanonical(res, "2025-06-18", nil); out == nil || perr != nil {
+				b.Fatal(perr)
+			}
+		}
+	})
+	b.Run("mcp-go", func(b *testing.B) {
+		for b.Loop() {
+			out, _ := encodeResult(&pipeline.Result{Value: rows}, "2025-06-18")
+			if _, err := json.Marshal(out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

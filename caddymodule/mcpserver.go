@@ -123,6 +123,9 @@ func (h *Handler) callTool(ctx context.Context, name string, args map[string]any
 	ctx, rec := h.startCall(ctx, name)
 	res, perr := h.tools().engine.Call(ctx, name, args, info)
 	if perr == nil {
+		if raw {
+			res = encodedValueResult(res)
+		}
 		if raw && (res.Canonical || res.Encoded != nil) {
 			rawOut, perr = rec.respondRaw(ctx, res, info.ProtocolVersion)
 		}

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -22,37 +21,36 @@ func (r *Rows) MarshalJSON() ([]byte, error) {
 	if r == nil {
 		return []byte("[]"), nil
 	}
-	keys := make([][]byte, len(r.Columns))
+	keys := make([]byte, 0, 16*len(r.Columns))
+	ends := make([]int, len(r.Columns)) // keys[ends[j-1]:ends[j]] is column j's, with its ':'
 	for i, c := range r.Columns {
-		k, err := json.Marshal(c)
-		if err != nil {
-			return nil, err
-		}
-		keys[i] = k
+		keys = append(AppendJSONString(keys, c), ':')
+		ends[i] = len(keys)
 	}
-	var buf bytes.Buffer
-	buf.WriteByte('[')
+	buf := make([]byte, 0, 2+len(r.Values)*(len(keys)+8*len(r.Columns)+2))
+	buf = append(buf, '[')
 	for i, row := range r.Values {
 		if i > 0 {
-			buf.WriteByte(',')
+			buf = append(buf, ',')
 		}
-		buf.WriteByte('{')
+		buf = append(buf, '{')
 		for j, v := range row {
 			if j > 0 {
-				buf.WriteByte(',')
+				buf = append(buf, ',')
 			}
-			buf.Write(keys[j])
-			buf.WriteByte(':')
-			b, err := json.Marshal(v)
-			if err != nil {
+			from := 0
+			if j > 0 {
+				from = ends[j-1]
+			}
+			buf = append(buf, keys[from:ends[j]]...)
+			var err error
+			if buf, err = AppendJSON(buf, v); err != nil {
 				return nil, err
 			}
-			buf.Write(b)
 		}
-		buf.WriteByte('}')
+		buf = append(buf, '}')
 	}
-	buf.WriteByte(']')
-	return buf.Bytes(), nil
+	return append(buf, ']'), nil
 }
 
 // Maps returns the rows as plain maps, for consumers (scripts) that want
