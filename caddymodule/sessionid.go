@@ -64,12 +64,23 @@ var endedSessions = newEndedSet(maxEndedSessions)
 type sessionIDs struct {
 	keys  [][]byte
 	ended *endedSet
-	// macs[i] holds HMACs keyed with keys[i]. Keying one hashes the key
-	// into two SHA-256 blocks; every request with a session verifies its id,
-	// so that is done once per pooled MAC instead of once per request.
+	// macs[i] holds *keyedMACs keyed with keys[i]. Keying one hashes the
+	// key into two SHA-256 blocks; every request with a session verifies
+	// its id, so that is done once per pooled MAC instead of once per
+	// request.
 	macsOnce sync.Once
 	macs     []sync.Pool
 }
+
+// keyedMAC is a pooled HMAC with room for its sum, so that verifying an id
+// allocates nothing.
+type keyedMAC struct {
+	mac hash.Hash
+	sum [sha256.Size]byte
+}
+
+// sessionIDContextBytes is what every tag's input starts with.
+var sessionIDContextBytes = []byte(sessionIDContext)
 
 func newSessionIDs(keys [][]byte) *sessionIDs {
 	if len(keys) == 0 {
@@ -81,21 +92,28 @@ func newSessionIDs(keys [][]byte) *sessionIDs {
 var b64 = base64.RawURLEncoding
 
 // tag is the first sessionTagLen bytes of HMAC-SHA256(keys[i],
-// sessionIDContext || nonce).
+// sessionIDContext || nonce), in a new slice.
 func (s *sessionIDs) tag(i int, nonce []byte) []byte {
+	var t [sessionTagLen]byte
+	s.withTag(i, nonce, func(tag []byte) { copy(t[:], tag) })
+	return t[:]
+}
+
+// withTag calls f with tag(i, nonce) in the pooled MAC's buffer, valid
+// only during f.
+func (s *sessionIDs) withTag(i int, nonce []byte, f func(tag []byte)) {
 	s.macsOnce.Do(func() {
 		s.macs = make([]sync.Pool, len(s.keys))
 		for i, k := range s.keys {
-			s.macs[i].New = func() any { return hmac.New(sha256.New, k) }
+			s.macs[i].New = func() any { return &keyedMAC{mac: hmac.New(sha256.New, k)} }
 		}
 	})
-	mac := s.macs[i].Get().(hash.Hash)
-	mac.Reset() // back to the keyed state
-	mac.Write([]byte(sessionIDContext))
-	mac.Write(nonce)
-	t := mac.Sum(make([]byte, 0, sha256.Size))[:sessionTagLen]
-	s.macs[i].Put(mac)
-	return t
+	m := s.macs[i].Get().(*keyedMAC)
+	m.mac.Reset() // back to the keyed state
+	m.mac.Write(sessionIDContextBytes)
+	m.mac.Write(nonce)
+	f(m.mac.Sum(m.sum[:0])[:sessionTagLen])
+	s.macs[i].Put(m)
 }
 
 // Generate returns a new signed id.
@@ -118,16 +136,21 @@ func (s *sessionIDs) verify(id string) bool {
 	if !ok || len(n) != b64.EncodedLen(sessionNonceLen) || len(t) != b64.EncodedLen(sessionTagLen) {
 		return false
 	}
-	nonce, err1 := b64.DecodeString(n)
-	tag, err2 := b64.DecodeString(t)
-	if err1 != nil || err2 != nil {
+	var nonce [sessionNonceLen]byte
+	var tag [sessionTagLen]byte
+	if k, err := b64.Decode(nonce[:], []byte(n)); err != nil || k != len(nonce) {
+		return false
+	}
+	if k, err := b64.Decode(tag[:], []byte(t)); err != nil || k != len(tag) {
 		return false
 	}
 	valid := false
 	for i := range s.keys {
-		if hmac.Equal(tag, s.tag(i, nonce)) {
-			valid = true
-		}
+		s.withTag(i, nonce[:], func(want []byte) {
+			if hmac.Equal(tag[:], want) {
+				valid = true
+			}
+		})
 	}
 	return valid
 }
