@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 )
 
@@ -30,12 +29,16 @@ func (d *DBExecutor) CacheKey(_ context.Context, call *Call) ([]byte, error) {
 	if err != nil {
 		return nil, renderFailure(err)
 	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return nil, nil // a value JSON cannot express: run uncached
+	// The values as json.Marshal(args) writes them.
+	out := make([]byte, 0, len(sql)+3+16*len(args))
+	out = append(append(out, sql...), 0, '[')
+	for i, a := range args {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if out, err = AppendJSON(out, a); err != nil {
+			return nil, nil // a value JSON cannot express: run uncached
+		}
 	}
-	out := make([]byte, 0, len(sql)+1+len(b))
-	out = append(out, sql...)
-	out = append(out, 0)
-	return append(out, b...), nil
+	return append(out, ']'), nil
 }

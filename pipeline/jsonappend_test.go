@@ -2,9 +2,12 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"testing"
+
+	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
 )
 
 // jsonAppendValues are values AppendJSON must write as json.Marshal does,
@@ -80,4 +83,39 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Errorf("AppendJSONString(%q) = %s, want %s", s, got, want)
 		}
 	})
+}
+
+// TestDBCacheKeyFormat: a DB tool's cache key is the rendered statement,
+// a zero byte and its values as json.Marshal writes them. Keys are shared
+// through Redis between nodes and versions: this form must not change.
+func TestDBCacheKeyFormat(t *testing.T) {
+	declared := map[string]sqltemplate.Param{"a": {}, "b": {}, "c": {}, "f": {}}
+	for _, tc := range []struct {
+		src    string
+		inputs map[string]any
+	}{
+		{"SELECT * FROM t WHERE a = {{ inputs.a }} AND b = {{ inputs.b }} AND c = {{ inputs.c }}",
+			map[string]any{"a": "x<\"y\"é", "b": int64(-3), "c": 1.25}},
+		{"SELECT {{ inputs.a }}", map[string]any{"a": nil}},
+		{"SELECT 1", nil},
+	} {
+		st, err := sqltemplate.Compile(tc.src, sqltemplate.Options{Dialect: sqltemplate.Postgres, Inputs: declared})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := &DBExecutor{Statement: st}
+		got, err := d.CacheKey(context.Background(), &Call{Inputs: tc.inputs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sql, args, _ := st.RenderAs(tc.inputs, TemplateIdentity(nil))
+		vals, _ := json.Marshal(args)
+		if want := sql + "\x00" + string(vals); string(got) != want {
+			t.Errorf("%s: key %q, want %q", tc.src, got, want)
+		}
+	}
+	st, _ := sqltemplate.Compile("SELECT {{ inputs.f }}", sqltemplate.Options{Dialect: sqltemplate.Postgres, Inputs: declared})
+	if key, err := (&DBExecutor{Statement: st}).CacheKey(context.Background(), &Call{Inputs: map[string]any{"f": math.NaN()}}); key != nil || err != nil {
+		t.Errorf("NaN: key %q, %v; want none (run uncached)", key, err)
+	}
 }
