@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -93,6 +94,24 @@ func BenchmarkDecodeCall(b *testing.B) {
 			if _, ok := referenceDecodeCall(body); !ok {
 				b.Fatal("not read")
 			}
+		}
+	})
+}
+
+// FuzzDecodeID: the JSON-RPC id as json.Unmarshal decodes it, whatever the
+// client sent.
+func FuzzDecodeID(f *testing.F) {
+	for _, id := range []string{`1`, `-7`, `0`, `-0`, `007`, `123456789012345`, `1234567890123456`, `1e3`, `1.5`,
+		`"abc"`, `"a\"b"`, `"é"`, `"\u00e9"`, `""`, `null`, `{}`, `[1]`, `"`, `-`, ``, `true`} {
+		f.Add(id)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		var want any
+		if json.Unmarshal([]byte(raw), &want) != nil {
+			want = nil
+		}
+		if got := decodeID(json.RawMessage(raw)); fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
+			t.Errorf("decodeID(%q) = %#v, want %#v", raw, got, want)
 		}
 	})
 }

@@ -194,6 +194,6 @@ func inspectRead(body []byte, r *http.Request) *callState {
 		return nil
 	}
 	st := &callState{header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS, rawID: msg.ID, overrides: subscribe}
-	_ = json.Unmarshal(msg.ID, &st.id)
+	st.id = decodeID(msg.ID)
 	return st
 }

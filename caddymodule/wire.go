@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -137,7 +138,7 @@ func (h *Handler) inspectCall(body []byte, r *http.Request) *callState {
 		return nil
 	}
 	st := &callState{name: msg.Params.Name, header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS, rawID: msg.ID, args: msg.Params.Arguments}
-	_ = json.Unmarshal(msg.ID, &st.id)
+	st.id = decodeID(msg.ID)
 	_, idIsString := st.id.(string)
 	_, idIsNumber := st.id.(float64)
 	// _meta (progress tokens, trace context; on 2026-07-28 anything beyond
@@ -154,6 +155,50 @@ func (h *Handler) inspectCall(body []byte, r *http.Request) *callState {
 		h.recordUnknownTool(r.Context(), st)
 	}
 	return st
+}
+
+// decodeID is the JSON-RPC id as json.Unmarshal decodes it into an any
+// (a string, a float64; nil when it is neither valid nor present), without
+// reflection for the plain ids clients send: strings without escapes and
+// integers short enough to be exact as a float64.
+func decodeID(raw json.RawMessage) any {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' &&
+		bytes.IndexByte(raw[1:n-1], '"') < 0 && bytes.IndexByte(raw[1:n-1], '\\') < 0 && plainASCII(raw[1:n-1]) {
+		return string(raw[1 : n-1])
+	}
+	if n := len(raw); n >= 1 && n <= 15 {
+		digits := raw
+		if digits[0] == '-' {
+			digits = digits[1:]
+		}
+		if len(digits) > 0 && (digits[0] != '0' || string(raw) == "0") && allDigits(digits) {
+			i, _ := strconv.ParseInt(string(raw), 10, 64)
+			return float64(i)
+		}
+	}
+	var id any
+	if json.Unmarshal(raw, &id) != nil {
+		return nil
+	}
+	return id
+}
+
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // callMessage is a JSON-RPC request as inspectCall reads it; A is how its
