@@ -172,6 +172,11 @@ func sumKnown(a, b int64) int64 {
 
 func (c cost) cpuPerCall() float64 { return float64(c.cpu.Microseconds()) / float64(max(c.calls, 1)) }
 
+// perCall is d per call in µs.
+func perCall(d time.Duration, calls int) float64 {
+	return float64(d.Microseconds()) / float64(max(calls, 1))
+}
+
 func (c cost) allocsPerCall() float64 { return float64(c.mallocs) / float64(max(c.calls, 1)) }
 
 // printCostRatio prints what a call cost on each side (the upstream and
@@ -200,10 +205,10 @@ func (c *cost) String() string {
 		s += ", " + strconv.FormatFloat(float64(c.syscalls)/n, 'f', 1, 64) + " read/write syscalls/call"
 	}
 	if c.postgres >= 0 {
-		s += ", Postgres CPU " + strconv.FormatFloat(float64(c.postgres.Microseconds())/n, 'f', 1, 64) + " µs/call"
+		s += ", Postgres CPU " + strconv.FormatFloat(perCall(c.postgres, c.calls), 'f', 1, 64) + " µs/call"
 	}
 	if c.driver >= 0 {
-		s += ", driver CPU " + strconv.FormatFloat(float64(c.driver.Microseconds())/n, 'f', 1, 64) + " µs/call"
+		s += ", driver CPU " + strconv.FormatFloat(perCall(c.driver, c.calls), 'f', 1, 64) + " µs/call"
 	}
 	return s
 }
