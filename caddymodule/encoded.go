@@ -73,9 +73,9 @@ func encodedValueResult(res *pipeline.Result) *pipeline.Result {
 // encodedFor is res.Encoded as written to a client of version: as it is
 // for one with structuredContent, else cut before structuredResults (mcp-go
 // writes the one as the other without structuredContent;
-// TestEncodedValueIsMCPGoEncoding holds it). nil when res.Encoded does not have that shape (an
-// entry in a shared second level written otherwise): the Value is then
-// encoded as usual.
+// TestEncodedValueIsMCPGoEncoding holds it). nil when res.Encoded does not
+// have that shape (an entry in a shared second level written otherwise):
+// the Value is then encoded as usual.
 func encodedFor(res *pipeline.Result, version string) json.RawMessage {
 	enc, cut := storedEncoding(res)
 	if enc == nil || version >= structuredSince {
