@@ -170,7 +170,7 @@ func sumKnown(a, b int64) int64 {
 	return a + b
 }
 
-func (c cost) cpuPerCall() float64 { return float64(c.cpu.Microseconds()) / float64(max(c.calls, 1)) }
+func (c cost) cpuPerCall() float64 { return perCall(c.cpu, c.calls) }
 
 // perCall is d per call in µs.
 func perCall(d time.Duration, calls int) float64 {

@@ -43,7 +43,7 @@ func valueResult(text []byte) (json.RawMessage, int) {
 	out := make([]byte, 0, 2*len(text)+len(textContentOpen)+len(structuredResults)+16)
 	out = append(out, textContentOpen...)
 	// The string view is only read, while text is alive.
-	out = pipeline.AppendJSONString(out, unsafe.String(unsafe.SliceData(text), len(text)))
+	out = pipeline.AppendJSONString(out, unsafe.String(unsafe.SliceData(text), len(text)), true)
 	out = append(append(out, "}]"...), structuredResults...)
 	at := len(out)
 	return append(append(out, text...), "}}"...), at

@@ -9,8 +9,8 @@ import (
 // The values a connector returns are written to every answer (twice: in
 // the text block and in structuredContent), and encoding/json reached each
 // one through reflection: about a tenth of a DB tool's allocations. The
-// common ones (nil, bool, int64, plain strings) are appended here to the
-// very bytes json.Marshal makes; anything else is given to json.Marshal.
+// common ones (nil, bool, int64, strings) are appended here to the very
+// bytes json.Marshal makes; anything else is given to json.Marshal.
 
 // AppendJSON appends v's JSON encoding to b, byte for byte what
 // json.Marshal(v) gives (compact, HTML-escaped).
@@ -25,7 +25,7 @@ func AppendJSON(b []byte, v any) ([]byte, error) {
 	case int:
 		return strconv.AppendInt(b, int64(x), 10), nil
 	case string:
-		return AppendJSONString(b, x), nil
+		return AppendJSONString(b, x, true), nil
 	}
 	enc, err := json.Marshal(v)
 	if err != nil {
@@ -34,46 +34,59 @@ func AppendJSON(b []byte, v any) ([]byte, error) {
 	return append(b, enc...), nil
 }
 
-// AppendJSONString appends s as a JSON string, as json.Marshal writes it:
-// '"' and '\' escaped, '<', '>' and '&' as \u003c, \u003e and \u0026,
-// valid UTF-8 as it is. Control characters, U+2028, U+2029 and invalid
-// UTF-8, which json.Marshal writes in forms of its own, are left to it.
-func AppendJSONString(b []byte, s string) []byte {
-	start := len(b)
+// AppendJSONString appends s as a JSON string exactly as encoding/json
+// writes it: '"' and '\' escaped, \b \f \n \r \t short and other control
+// characters as \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029
+// escaped; with escapeHTML (json.Marshal) '<', '>' and '&' as \u003c,
+// \u003e and \u0026, without it (an Encoder with SetEscapeHTML(false)) as
+// they are.
+func AppendJSONString(b []byte, s string, escapeHTML bool) []byte {
+	const hex = "0123456789abcdef"
 	b = append(b, '"')
+	start := 0 // s[start:i] is still to be copied
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-				return appendMarshalled(b[:start], s)
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && (!escapeHTML || c != '<' && c != '>' && c != '&') {
+				i++
+				continue
 			}
-			b = append(b, s[i:i+size]...)
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default: // other control characters, and '<', '>', '&' when escaping HTML
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(append(b, s[start:i]...), `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(append(b, s[start:i]...), '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
 			i += size
 			continue
 		}
-		switch {
-		case c < 0x20:
-			return appendMarshalled(b[:start], s)
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '<':
-			b = append(b, `\u003c`...)
-		case c == '>':
-			b = append(b, `\u003e`...)
-		case c == '&':
-			b = append(b, `\u0026`...)
-		default:
-			b = append(b, c)
-		}
-		i++
+		i += size
+		start = i
 	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-func appendMarshalled(b []byte, s string) []byte {
-	enc, _ := json.Marshal(s) // a string always encodes
-	return append(b, enc...)
 }
 
 // EncodeValue is json.Marshal(v) for a result's Value, without

@@ -14,7 +14,7 @@ import (
 // among them every string form it leaves to json.Marshal.
 var jsonAppendValues = []any{
 	nil, true, false, int64(0), int64(-42), int64(math.MaxInt64), int64(math.MinInt64), 7,
-	"", "plain", `quote " and \ backslash`, "<b>&amp;</b>", "tab\tnewline\n\x00\x1f\x7f",
+	"", "plain", `quote " and \ backslash`, "<b>&amp;</b>", "tab\tnewline\n\x00\x1f\x7f\b\f\r",
 	"é ü 日本 😀", "\u2028 and \u2029", "bad \xff utf-8", "\xe2\x80", "ends in \xc3",
 	1.5, float64(1e21), -0.0, json.Number("12.50"), json.RawMessage(` {"a" : [1, "<"]} `),
 	[]any{"a", nil, int64(1)}, map[string]any{"z": 1, "a": "<"},
@@ -70,7 +70,8 @@ func TestRowsMarshalJSON(t *testing.T) {
 	}
 }
 
-// FuzzAppendJSONString: any string is written as json.Marshal writes it.
+// FuzzAppendJSONString: any string is written as json.Marshal writes it
+// and, without HTML escaping, as an Encoder with SetEscapeHTML(false) does.
 func FuzzAppendJSONString(f *testing.F) {
 	for _, v := range jsonAppendValues {
 		if s, ok := v.(string); ok {
@@ -79,8 +80,15 @@ func FuzzAppendJSONString(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		want, _ := json.Marshal(s)
-		if got := AppendJSONString(nil, s); !bytes.Equal(got, want) {
-			t.Errorf("AppendJSONString(%q) = %s, want %s", s, got, want)
+		if got := AppendJSONString(nil, s, true); !bytes.Equal(got, want) {
+			t.Errorf("AppendJSONString(%q, true) = %s, want %s", s, got, want)
+		}
+		var plain bytes.Buffer
+		enc := json.NewEncoder(&plain)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(s)
+		if got, want := AppendJSONString(nil, s, false), bytes.TrimSuffix(plain.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
+			t.Errorf("AppendJSONString(%q, false) = %s, want %s", s, got, want)
 		}
 	})
 }

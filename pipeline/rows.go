@@ -24,7 +24,7 @@ func (r *Rows) MarshalJSON() ([]byte, error) {
 	keys := make([]byte, 0, 16*len(r.Columns))
 	ends := make([]int, len(r.Columns)) // keys[ends[j-1]:ends[j]] is column j's, with its ':'
 	for i, c := range r.Columns {
-		keys = append(AppendJSONString(keys, c), ':')
+		keys = append(AppendJSONString(keys, c, true), ':')
 		ends[i] = len(keys)
 	}
 	buf := make([]byte, 0, 2+len(r.Values)*(len(keys)+8*len(r.Columns)+2))

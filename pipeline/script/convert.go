@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dop251/goja"
 
@@ -337,7 +336,7 @@ func (e *encoder) value(v goja.Value, depth int, inArray bool) error {
 		if err := e.grow(len(k) + 3); err != nil {
 			return err
 		}
-		e.buf = appendString(e.buf, k)
+		e.buf = pipeline.AppendJSONString(e.buf, k, false)
 		e.buf = append(e.buf, ':')
 		if err := e.value(pv, depth+1, false); err != nil {
 			return err
@@ -379,7 +378,7 @@ func (e *encoder) primitive(v goja.Value) error {
 		if err := e.grow(len(x) + 2); err != nil {
 			return err
 		}
-		e.buf = appendString(e.buf, x)
+		e.buf = pipeline.AppendJSONString(e.buf, x, false)
 		if len(e.buf) > e.limit {
 			return e.tooLarge()
 		}
@@ -413,55 +412,4 @@ func appendFloat(b []byte, f float64) []byte {
 		b = b[:n-1]
 	}
 	return b
-}
-
-// appendString writes s as a JSON string (no HTML escaping, invalid UTF-8
-// replaced, U+2028/U+2029 escaped as encoding/json does).
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
