@@ -404,6 +404,17 @@ func (c *conn) httpTransport() http.RoundTripper {
 	return c.tr
 }
 
+// forgetIdleConnections closes the idle connections to an HTTP server
+// after a request to it failed in transport. Those were opened before the
+// failure: when the server went away they are closed on its side, and the
+// next request could take one before the transport has read its EOF, and
+// fail although the server is back. Requests in flight are not touched.
+func (c *conn) forgetIdleConnections() {
+	if c.tr != nil { // set when the first session connected, as for Cleanup
+		c.tr.CloseIdleConnections()
+	}
+}
+
 // slog is the source's log for mcp-go's transports.
 func (c *conn) slog() *slog.Logger {
 	return slog.New(zapslog.NewHandler(c.log.With(zap.String("server", c.set.describe())).Core()))
@@ -634,6 +645,7 @@ func (c *conn) call(ctx context.Context, call *pipeline.Call, name string, args 
 		if answer := serverAnswer(err, perCaller); answer != nil {
 			return nil, answer
 		}
+		c.forgetIdleConnections()
 		if !sent && attempt == 0 && ctx.Err() == nil {
 			c.log.Debug("MCP request did not reach the server: reconnecting and sending it again",
 				zap.String("server", c.set.describe()), zap.Error(err))
