@@ -41,21 +41,24 @@ func TestDocCaddyfilesAdapt(t *testing.T) {
 			}
 			n++
 			where := fmt.Sprintf("%s:%d", f.path, b.line)
-			input := wrapCaddyfile(b.body)
-			_, warnings, err := adapter.Adapt([]byte(input), map[string]any{"filename": where})
+			wrapped, above := wrapCaddyfile(b.body)
+			// Blank lines first put each line of the block at its line in
+			// the document, so that Caddy's messages name that line.
+			input := strings.Repeat("\n", b.line-above) + wrapped
+			_, warnings, err := adapter.Adapt([]byte(input), map[string]any{"filename": f.path})
 			if err != nil {
-				t.Errorf("%s: %v\n%s", where, err, input)
+				t.Errorf("%v\n%s", err, wrapped)
 				continue
 			}
-			unformatted, _ := caddyfile.FormattingDifference(where, []byte(input))
+			unformatted, _ := caddyfile.FormattingDifference(f.path, []byte(input))
 			for _, w := range warnings {
 				if w == unformatted {
 					continue // checked below without the alignment
 				}
-				t.Errorf("%s: warning: %s\n%s", where, w.String(), input)
+				t.Errorf("%s: warning: %s\n%s", where, w.String(), wrapped)
 			}
-			if w, differs := caddyfile.FormattingDifference(where, []byte(unaligned(input))); differs {
-				t.Errorf("%s: not as caddy fmt formats it (spaces that align comments aside): %s\n%s", where, w.String(), input)
+			if w, differs := caddyfile.FormattingDifference("block", []byte(unaligned(wrapped))); differs {
+				t.Errorf("%s: not as caddy fmt formats it (spaces that align comments aside): %s\n%s", where, w.String(), wrapped)
 			}
 		}
 	}
@@ -66,17 +69,18 @@ func TestDocCaddyfilesAdapt(t *testing.T) {
 }
 
 // wrapCaddyfile makes a documentation block a whole Caddyfile, as
-// TestDocCaddyfilesAdapt describes; a wrapped block is indented with tabs,
-// as `caddy fmt` would indent it.
-func wrapCaddyfile(block string) string {
+// TestDocCaddyfilesAdapt describes, and says how many lines it put above
+// the block; a wrapped block is indented with tabs, as `caddy fmt` would
+// indent it.
+func wrapCaddyfile(block string) (string, int) {
 	first := strings.Fields(block)
 	switch {
 	case len(first) == 0 || first[0] == "{" || opensSite(block):
-		return block
+		return block, 0
 	case first[0] == "mcp":
-		return "example.com {\n" + indent(block, 1) + "}\n"
+		return "example.com {\n" + indent(block, 1) + "}\n", 1
 	default:
-		return "example.com {\n\tmcp /mcp {\n" + indent(block, 2) + "\t}\n}\n"
+		return "example.com {\n\tmcp /mcp {\n" + indent(block, 2) + "\t}\n}\n", 2
 	}
 }
 
@@ -117,17 +121,20 @@ func indent(block string, depth int) string {
 
 // The wrapping rules on the three kinds of block.
 func TestWrapCaddyfile(t *testing.T) {
-	for _, c := range []struct{ block, want string }{
-		{"{\n\tadmin off\n}\n", "{\n\tadmin off\n}\n"},
-		{"api.example.com {\n\tmcp\n}\n", "api.example.com {\n\tmcp\n}\n"},
-		{":8080 {\n\tmcp\n}\n", ":8080 {\n\tmcp\n}\n"},
-		{"mcp /mcp {\n\tname x\n}\n", "example.com {\n\tmcp /mcp {\n\t\tname x\n\t}\n}\n"},
+	for _, c := range []struct {
+		block, want string
+		above       int
+	}{
+		{"{\n\tadmin off\n}\n", "{\n\tadmin off\n}\n", 0},
+		{"api.example.com {\n\tmcp\n}\n", "api.example.com {\n\tmcp\n}\n", 0},
+		{":8080 {\n\tmcp\n}\n", ":8080 {\n\tmcp\n}\n", 0},
+		{"mcp /mcp {\n\tname x\n}\n", "example.com {\n\tmcp /mcp {\n\t\tname x\n\t}\n}\n", 1},
 		{"tool x {\n\tdescription y\n\n\thandler z.js\n}\n",
-			"example.com {\n\tmcp /mcp {\n\t\ttool x {\n\t\t\tdescription y\n\n\t\t\thandler z.js\n\t\t}\n\t}\n}\n"},
-		{"source docs.example mcp https://a.example/mcp\n", "example.com {\n\tmcp /mcp {\n\t\tsource docs.example mcp https://a.example/mcp\n\t}\n}\n"},
+			"example.com {\n\tmcp /mcp {\n\t\ttool x {\n\t\t\tdescription y\n\n\t\t\thandler z.js\n\t\t}\n\t}\n}\n", 2},
+		{"source docs.example mcp https://a.example/mcp\n", "example.com {\n\tmcp /mcp {\n\t\tsource docs.example mcp https://a.example/mcp\n\t}\n}\n", 2},
 	} {
-		if got := wrapCaddyfile(c.block); got != c.want {
-			t.Errorf("wrapCaddyfile(%q) = %q, want %q", c.block, got, c.want)
+		if got, above := wrapCaddyfile(c.block); got != c.want || above != c.above {
+			t.Errorf("wrapCaddyfile(%q) = %q, %d; want %q, %d", c.block, got, above, c.want, c.above)
 		}
 	}
 }
