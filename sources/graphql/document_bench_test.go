@@ -2,6 +2,8 @@ package graphql
 
 import (
 	"testing"
+
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // BenchmarkDocument is the gateway's own cost of a call before it is sent:
@@ -21,7 +23,7 @@ func BenchmarkDocument(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := rf.document(s, limits, bc.inputs); err != nil {
+				if _, err := rf.document(s, limits, Fixed{}, &pipeline.Call{Inputs: bc.inputs}); err != nil {
 					b.Fatal(err)
 				}
 			}

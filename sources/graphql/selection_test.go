@@ -9,6 +9,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/edgemcp/edgemcp/internal/testservices/graphqllib"
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 func librarySchema(t testing.TB) *ast.Schema {
@@ -81,7 +82,7 @@ func FuzzSelection(f *testing.F) {
 				continue
 			}
 			rf := &rootField{kind: ast.Query, field: fd, selection: Selection(s, fd.Type, int(depth%8)+1, limits)}
-			if _, err := rf.document(s, limits, map[string]any{}); err != nil {
+			if _, err := rf.document(s, limits, Fixed{}, &pipeline.Call{Inputs: map[string]any{}}); err != nil {
 				t.Fatalf("field %s, selection %q: %v", fd.Name, rf.selection, err)
 			}
 		}
