@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/vektah/gqlparser/v2/validator"
 
 	"github.com/edgemcp/edgemcp/internal/testservices/graphqllib"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -257,4 +260,121 @@ func TestHiddenMutationRefused(t *testing.T) {
 	if r, err := callAs(t, raw, nil, `{"query":"{ count }"}`); err != nil || structured(t, r)["count"] != 3.0 {
 		t.Errorf("a book was added: %v %+v", err, r)
 	}
+}
+
+// tenantSDL has a tenant argument of several types and places: at the
+// root, nested, on an interface and on one of its implementations only,
+// in a union's members, as a list, and where it is optional.
+const tenantSDL = `
+interface Node { id: ID! orders(tenant: String): [Order] }
+interface Named { id: ID! name: String }
+type Order implements Node { id: ID! orders(tenant: String): [Order] tenant: String item(tenant: ID!): String }
+type Shop implements Named { id: ID! name(tenant: String): String orders(tenant: String!): [Order] node: Node }
+type Thing implements Node & Named { id: ID! name: String orders(tenant: String, first: Int): [Order] tags(tenant: [String!]): [String] }
+type Other { id: ID! orders: [Order] }
+union U = Order | Shop | Other
+type Query { orders(tenant: String!): [Order] shop(id: ID): Shop u: [U] node: Node named: Named count(tenant: Int): Int other: Other }
+type Mutation { add(tenant: String!, item: String): Order }
+`
+
+// TestSetDocumentCheck: the check on the parsed document, case by case.
+func TestSetDocumentCheck(t *testing.T) {
+	s, err := parseSchema("tenant.graphql", tenantSDL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, err := NewFixed(map[string]string{"tenant": "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ query, want string }{
+		// Bound: the variables sent, by name.
+		{`{ orders { id } }`, `tenant=7`},
+		{`{ count }`, `tenant=7`}, // an Int literal is a number
+		{`{ node { id } }`, ``},
+		{`{ node { orders { id } } }`, `tenant=7`},
+		{`{ shop { orders { id item } node { ... on Thing { tags } } } }`, `tenant=7 tenant_2=7 tenant_3=7`},
+		{`{ u { ... on Order { orders { id } } ... on Other { orders { id } } } }`, `tenant=7`},
+		{`query Q($tenant: ID) { shop(id: $tenant) { id } }`, ``},
+		{`{ __type(name: "Order") { fields { name } } }`, ``},
+		// Refused.
+		{`{ orders(tenant: "8") { id } }`, `argument "tenant" of field Query.orders is set by the gateway`},
+		{`query($t: String = "8") { node { orders(tenant: $t) { id } } }`, `argument "tenant" of field Node.orders`},
+		{`{ u { ... on Shop { name(tenant: "8") } } }`, `argument "tenant" of field Shop.name`},
+		{`{ named { name } }`, `field Named.name runs as Shop.name, whose argument "tenant" is set by the gateway: select it on Shop`},
+		{`{ shop { node { ...F } } } fragment F on Thing { tags(tenant: ["8"]) }`, `argument "tenant" of field Thing.tags`},
+		{`{ other { orders { item(tenant: "8") } } }`, `argument "tenant" of field Order.item`},
+	} {
+		r, err := rawDocument(s, Limits{}.withDefaults(), false, fixed, &pipeline.Call{}, tc.query, "", nil)
+		var got string
+		if err != nil {
+			got = err.Error()
+		} else {
+			var parts []string
+			for _, k := range slices.Sorted(maps.Keys(r.Variables)) {
+				parts = append(parts, fmt.Sprintf("%s=%v", k, r.Variables[k]))
+			}
+			got = strings.Join(parts, " ")
+		}
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s:\n got %s\nwant %s", tc.query, got, tc.want)
+		}
+	}
+}
+
+// FuzzSetDocument: whatever document the raw tool accepts, what it sends
+// is one operation, no mutation (they are off), and every field in it
+// whose definition takes the set argument has it bound to a variable
+// holding the set value; checked by gqlparser's own walk of the sent
+// text, independently of Fixed.bind.
+func FuzzSetDocument(f *testing.F) {
+	for _, seed := range []string{
+		`{ orders { id } }`,
+		`{ orders(tenant: "8") { id } }`,
+		`query A { count } query B { shop { orders { id } } }`,
+		`{ shop { ...F } } fragment F on Shop { orders { item } node { ... on Thing { orders(first: 1) { id } } } }`,
+		`query($t: String) { u { ... on Order { orders(tenant: $t) { id } } } }`,
+		`{ node { orders { orders { orders { id } } } } }`,
+		`mutation { add(item: "x") { id } }`,
+		`{ a: orders { id } b: orders { tenant } named { id ... on Thing { name } } }`,
+		`query Q($tenant: String) { shop { name(tenant: $tenant) } }`,
+	} {
+		f.Add(seed, "")
+	}
+	f.Add(`query A { count } query B { orders { id } }`, "B")
+	s, err := parseSchema("tenant.graphql", tenantSDL)
+	if err != nil {
+		f.Fatal(err)
+	}
+	fixed, err := NewFixed(map[string]string{"tenant": "7"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, query, opName string) {
+		r, err := rawDocument(s, Limits{}.withDefaults(), false, fixed, &pipeline.Call{}, query, opName, nil)
+		if err != nil {
+			return
+		}
+		doc, perr := parser.ParseQuery(&ast.Source{Input: r.Query})
+		if perr != nil {
+			t.Fatalf("sent %q does not parse: %v", r.Query, perr)
+		}
+		if errs := validator.Validate(s, doc); len(errs) > 0 {
+			t.Fatalf("sent %q is invalid: %v", r.Query, errs)
+		}
+		if len(doc.Operations) != 1 || doc.Operations[0].Operation != ast.Query || r.kind != ast.Query {
+			t.Fatalf("sent %q: want one query", r.Query)
+		}
+		var events validator.Events
+		events.OnField(func(_ *validator.Walker, fl *ast.Field) {
+			if fl.Definition == nil || fl.Definition.Arguments.ForName("tenant") == nil || strings.HasPrefix(fl.Name, "__") {
+				return
+			}
+			a := fl.Arguments.ForName("tenant")
+			if a == nil || a.Value.Kind != ast.Variable || fmt.Sprint(r.Variables[a.Value.Raw]) != "7" {
+				t.Fatalf("sent %q with %v: field %s has tenant %v", r.Query, r.Variables, fl.Name, a)
+			}
+		})
+		validator.Walk(s, doc, &events)
+	})
 }
