@@ -27,14 +27,18 @@ type request struct {
 	OperationName string         `json:"operationName,omitempty"`
 
 	kind ast.Operation // query or mutation, of the one operation sent
+	// restore is the generated selection whose aliases the answer's
+	// value is given back without (nil: nothing to restore).
+	restore []*picked
 }
 
 // rootField is a root query or mutation field that is a tool.
 type rootField struct {
 	kind      ast.Operation
 	field     *ast.FieldDefinition
-	selection string // generated; "" for a scalar or enum field
-	selectArg string // the input that overrides it
+	selection string    // generated; "" for a scalar or enum field
+	restore   []*picked // the generated selection, when it has aliases to restore
+	selectArg string    // the input that overrides it
 }
 
 // operationName names the documents the field tools send.
@@ -82,7 +86,11 @@ func (r *rootField) document(s *ast.Schema, limits Limits, fixed Fixed, call *pi
 		doc.Operations[0].SelectionSet[0].(*ast.Field).SelectionSet = set
 		label, text = "select", ""
 	}
-	return seal(s, limits, fixed, call, doc, text, vars, label)
+	req, err := seal(s, limits, fixed, call, doc, text, vars, label)
+	if err == nil && sel == "" {
+		req.restore = r.restore
+	}
+	return req, err
 }
 
 // operation is the text of the field's operation with the arguments in

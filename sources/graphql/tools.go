@@ -74,7 +74,11 @@ func Tools(s *ast.Schema, cfg Config) ([]*pipeline.Tool, error) {
 }
 
 func fieldTool(s *ast.Schema, cfg Config, kind ast.Operation, f *ast.FieldDefinition, name string) (*pipeline.Tool, error) {
-	rf := &rootField{kind: kind, field: f, selection: Selection(s, f.Type, cfg.Depth, cfg.Limits)}
+	gen := generate(s, f.Type, cfg.Depth, cfg.Limits)
+	rf := &rootField{kind: kind, field: f, selection: render(gen)}
+	if aliased(gen) {
+		rf.restore = gen
+	}
 	if rf.selection != "" {
 		rf.selectArg = "select"
 		for f.Arguments.ForName(rf.selectArg) != nil {
@@ -119,7 +123,7 @@ func fieldTool(s *ast.Schema, cfg Config, kind ast.Operation, f *ast.FieldDefini
 			if err != nil {
 				return nil, err
 			}
-			return result(resp, status, f.Name)
+			return result(resp, status, f.Name, req.restore)
 		}),
 	}, nil
 }
@@ -182,7 +186,7 @@ func newRawTool(cfg Config, mutations bool, known *ast.Schema, schema func() (*a
 			if err != nil {
 				return nil, err
 			}
-			return result(resp, status, "")
+			return result(resp, status, "", nil)
 		}),
 	}
 }
