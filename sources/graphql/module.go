@@ -111,7 +111,12 @@ func (s *Source) Provision(ctx caddy.Context) error {
 	s.exec = &Executor{Endpoint: endpoint, Client: client, Credentials: built.Credentials, Retry: built.Retry,
 		Breaker: built.Breaker, MaxResponseSize: built.MaxResponseSize, Timeout: built.Timeout}
 	if path := repl.ReplaceKnown(s.Schema, ""); path != "" {
-		s.schema, err = LoadSDL(path, 0)
+		var warnings []string
+		s.schema, warnings, err = LoadSDL(path, 0)
+		if len(warnings) > 0 {
+			s.log.Warn("graphql schema file: definitions repeated alike are read once", zap.String("schema", path),
+				zap.Int("repeats", len(warnings)), zap.Strings("first", warnings[:min(len(warnings), 5)]))
+		}
 		return err
 	}
 	// Introspection is the gateway's own request: a credential that
