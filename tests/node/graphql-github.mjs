@@ -46,14 +46,14 @@ function made(t) {
 
 const answers = {
   Query: {
-    search: () => ({
-      issueCount: 0,
-      nodes: [
+    search: () => {
+      const nodes = [
         { __typename: "App", logoUrl: "https://github.com/app.png", name: "an app" },
         { __typename: "MarketplaceListing", logoUrl: null, name: "a listing" },
         { __typename: "Organization", name: null, login: "an-org" },
-      ],
-    }),
+      ];
+      return { issueCount: 0, nodes, edges: nodes.map((node, i) => ({ cursor: String(i), node })) };
+    },
     repository: (_, args) => {
       throw new Error(`Could not resolve to a Repository with the name '${args.owner}/${args.name}'.`);
     },
