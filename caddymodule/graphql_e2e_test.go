@@ -1,12 +1,9 @@
 package caddymodule
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -298,23 +295,8 @@ func TestGraphQLSourceSetHoldsEndToEnd(t *testing.T) {
 // with null and an error on its path for a repository that does not
 // exist, is -32000 with GitHub's message.
 func TestGraphQLSourceGitHubSchema(t *testing.T) {
-	dir := nodeDir(t)
 	port := freePort(t)
-	cmd := exec.Command(node22(t, dir), filepath.Join(dir, "graphql-github.mjs"), fmt.Sprint(port))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.HasPrefix(line, "listening") {
-		t.Fatalf("graphql-github.mjs did not start: %q %v", line, err)
-	}
+	startNodeServer(t, "graphql-github.mjs", port)
 	g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
 		source gh graphql http://127.0.0.1:%d/graphql {
