@@ -3,7 +3,6 @@
 package caddymodule
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -33,24 +32,8 @@ var conformanceScenarios = []string{
 // suite's fixtures on the TypeScript SDK) and returns its endpoint.
 func startConformanceUpstream(t *testing.T) string {
 	t.Helper()
-	dir := nodeDir(t)
 	port := freePort(t)
-	cmd := exec.Command(node22(t, dir), filepath.Join(dir, "conformance-upstream.mjs"), fmt.Sprint(port))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "listening") {
-		t.Fatalf("conformance-upstream did not start: %q %v", line, err)
-	}
+	startNodeServer(t, "conformance-upstream.mjs", port)
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }
 
