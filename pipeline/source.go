@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
@@ -22,6 +23,18 @@ type Source interface {
 // gateway then asks it for Tools again.
 type ChangeNotifier interface {
 	OnChange(changed func())
+}
+
+// VerifiedCallersKey marks the context a source is provisioned in when
+// the endpoint verifies every caller (default_auth): a source that can keep
+// its upstream state apart per caller does so by default then (an MCP
+// source's session per_caller; README, Sources: MCP servers).
+type VerifiedCallersKey struct{}
+
+// CallersVerified reports whether ctx carries VerifiedCallersKey.
+func CallersVerified(ctx context.Context) bool {
+	v, _ := ctx.Value(VerifiedCallersKey{}).(bool)
+	return v
 }
 
 // SelectsTools is implemented by a source whose own block reads include

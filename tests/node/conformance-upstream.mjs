@@ -5,7 +5,11 @@
 // served over streamable HTTP:
 //
 //   node conformance-upstream.mjs <port>
+//   node conformance-upstream.mjs --stdio [--no-templates]
 //
+// With --stdio one session is served on stdin/stdout instead (the fidelity test runs it as
+// a stdio source); --no-templates leaves resources/templates/list unanswered (-32601), as
+// some servers that declare resources do.
 // The suite's scenarios run against it directly and against the gateway fronting it as
 // an MCP source (caddymodule/forward_conformance_test.go): what passes directly must pass
 // through the gateway. Prints "listening <port>" on stdout once it listens.
@@ -34,6 +38,8 @@ import {
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
+const stdio = process.argv[2] === "--stdio";
+const noTemplates = process.argv.includes("--no-templates");
 const port = Number(process.argv[2]);
 // 1x1 PNG and a short silent WAV.
 const png =
@@ -202,10 +208,11 @@ function newServer() {
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
     resources: resources.map(({ uri, name, description, mimeType }) => ({ uri, name, description, mimeType })),
   }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: [{ uriTemplate: "test://template/{id}/data", name: "template-data",
-      description: "Data for one id", mimeType: "application/json" }],
-  }));
+  if (!noTemplates)
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+      resourceTemplates: [{ uriTemplate: "test://template/{id}/data", name: "template-data",
+        description: "Data for one id", mimeType: "application/json" }],
+    }));
   server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
     const contents = readResource(req.params.uri);
     if (!contents) throw new McpError(-32002, `Resource not found: ${req.params.uri}`);
@@ -245,10 +252,15 @@ function newServer() {
   return server;
 }
 
+if (stdio) {
+  const { StdioServerTransport } = await import("@modelcontextprotocol/sdk/server/stdio.js");
+  await newServer().connect(new StdioServerTransport());
+}
+
 const sessions = new Map();
 // Only loopback names in Host (the suite's dns-rebinding-protection scenario).
 const loopback = new Set(["127.0.0.1", "localhost", "[::1]"]);
-createServer(async (req, res) => {
+if (!stdio) createServer(async (req, res) => {
   const host = (req.headers.host ?? "").replace(/:\d+$/, "");
   if (!loopback.has(host)) {
     res.writeHead(403).end();
