@@ -31,6 +31,7 @@ import {
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
+  ListRootsResultSchema,
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
@@ -150,6 +151,11 @@ const tools = [
       $defs: { address: { type: "object", properties: { street: { type: "string" }, city: { type: "string" } } } },
       properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } }, additionalProperties: false },
     run: async (args) => text(`Hello ${args.name ?? "nobody"}`) },
+  { name: "test_roots", description: "Asks the client for its roots", inputSchema: noArgs,
+    run: async (_args, extra) => {
+      const r = await extra.sendRequest({ method: "roots/list" }, ListRootsResultSchema);
+      return text(JSON.stringify(r.roots));
+    } },
   { name: "notify_resource_updated", description: "Tells the sessions subscribed to uri that it changed",
     inputSchema: { type: "object", properties: { uri: { type: "string" } }, required: ["uri"] },
     run: async (args) => {
