@@ -37,6 +37,15 @@ func CallersVerified(ctx context.Context) bool {
 	return v
 }
 
+// StateSharer is implemented by a source whose upstream keeps state for
+// its clients (an MCP server's session): StateSharing says who shares that
+// state, given whether the endpoint verifies every caller (default_auth),
+// for `caddy mcp tools`, which reads the source's JSON and provisions
+// nothing.
+type StateSharer interface {
+	StateSharing(callersVerified bool) string
+}
+
 // SelectsTools is implemented by a source whose own block reads include
 // and exclude, with patterns richer than tool names (OpenAPI: tags, methods,
 // paths); the gateway then leaves those sub-directives to it and reads only

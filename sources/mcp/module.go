@@ -109,6 +109,7 @@ var (
 	_ caddyfile.Unmarshaler   = (*Source)(nil)
 	_ pipeline.Source         = (*Source)(nil)
 	_ pipeline.ChangeNotifier = (*Source)(nil)
+	_ pipeline.StateSharer    = (*Source)(nil)
 )
 
 // CaddyModule returns the Caddy module information.
@@ -170,6 +171,17 @@ func (s *Source) OnChange(changed func()) {
 	if s.conn.version() != s.seen.Load() {
 		go changed()
 	}
+}
+
+// StateSharing implements pipeline.StateSharer.
+func (s *Source) StateSharing(callersVerified bool) string {
+	switch {
+	case s.Command != "":
+		return "shared by every caller: one child process serves them all"
+	case s.Session == SessionPerCaller || s.Session == "" && callersVerified:
+		return "one upstream session per caller"
+	}
+	return "shared by every caller: one upstream session serves them all"
 }
 
 // Tools implements pipeline.Source: the server's tools as it listed them
