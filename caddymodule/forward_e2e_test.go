@@ -230,3 +230,44 @@ func TestMCPSourceLargeToolsList(t *testing.T) {
 		t.Errorf("up_t1199: %+v", r)
 	}
 }
+
+// TestMCPSourceLogsWithoutLevel: the log messages an upstream sends during
+// a call reach a client that never set a log level, as they would directly
+// (mcp-go's own default would hold back everything below error), over a
+// stdio and an HTTP source; a client that set a level gets only those at
+// or above it.
+func TestMCPSourceLogsWithoutLevel(t *testing.T) {
+	dir := nodeDir(t)
+	node := node22(t, dir)
+	up := startConformanceUpstream(t)
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source web mcp %s
+		source local mcp stdio %s %s/conformance-upstream.mjs --stdio
+	}
+}`, up, node, dir))
+	for _, ns := range []string{"web", "local"} {
+		for _, level := range []string{"", "warning"} {
+			steps := fmt.Sprintf(`[{"op":"call","name":"%s_test_tool_with_logging","arguments":{}}]`, ns)
+			if level != "" {
+				steps = fmt.Sprintf(`[{"op":"set_level","level":%q},{"op":"call","name":"%s_test_tool_with_logging","arguments":{}}]`, level, ns)
+			}
+			out, err := sdkClientRunner(t, dir, g.URL, steps)(nil)
+			var run forwardRun
+			if err != nil || json.Unmarshal(out, &run) != nil {
+				t.Fatalf("sdk-client: %v\n%s", err, out)
+			}
+			var got []string
+			for _, l := range run.Logs {
+				got = append(got, fmt.Sprint(l.Data))
+			}
+			want := []string{"Tool execution started", "Tool processing data", "Tool execution completed"}
+			if level != "" {
+				want = nil // the fixture logs at info
+			}
+			if strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Errorf("%s, level %q: log messages %q, want %q", ns, level, got, want)
+			}
+		}
+	}
+}

@@ -56,6 +56,12 @@ const resource = {
 
 const tools = [
   { name: "test_simple_text", description: "Returns simple text", inputSchema: noArgs,
+    // Fields of a tools/list entry beyond the usual, one no SDK models among
+    // them: a gateway passes them on as they are.
+    listed: { title: "Simple text", icons: [{ src: "data:image/png;base64," + png, mimeType: "image/png", sizes: ["1x1"] }],
+      annotations: { title: "Simple text (annotation)", readOnlyHint: true, "x-vendor-hint": 1 },
+      execution: { taskSupport: "forbidden" }, _meta: { ui: { resourceUri: "ui://test/simple.html" } },
+      "x-vendor": { kept: true } },
     run: async () => text("This is a simple text response for testing.") },
   { name: "test_image_content", description: "Returns an image", inputSchema: noArgs,
     run: async () => ({ content: [{ type: "image", data: png, mimeType: "image/png" }] }) },
@@ -212,7 +218,7 @@ function newServer() {
   const server = new Server({ name: "conformance-upstream", version: "1.0.0" },
     { capabilities: { tools: {}, logging: {}, resources: { subscribe: true }, prompts: {}, completions: {} } });
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-    resources: resources.map(({ uri, name, description, mimeType }) => ({ uri, name, description, mimeType })),
+    resources: resources.map(({ uri, name, description, mimeType }) => ({ uri, name, description, mimeType, "x-vendor": { uri } })),
   }));
   if (!noTemplates)
     server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
@@ -222,7 +228,8 @@ function newServer() {
   server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
     const contents = readResource(req.params.uri);
     if (!contents) throw new McpError(-32002, `Resource not found: ${req.params.uri}`);
-    return { contents: [contents] };
+    // A result's own _meta, which a gateway keeps.
+    return { contents: [contents], _meta: { "io.edgemcp.test/read": req.params.uri } };
   });
   server.setRequestHandler(SubscribeRequestSchema, async (req) => {
     if (!readResource(req.params.uri)) throw new McpError(-32002, `Resource not found: ${req.params.uri}`);
@@ -236,7 +243,7 @@ function newServer() {
   });
   server.onclose = () => { for (const uri of [...watchers.keys()]) unwatch(uri, server); };
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({
-    prompts: prompts.map(({ name, description, arguments: args }) => ({ name, description, arguments: args })),
+    prompts: prompts.map(({ name, description, arguments: args }) => ({ name, description, arguments: args, _meta: { "x-vendor": name } })),
   }));
   server.setRequestHandler(GetPromptRequestSchema, async (req) => {
     const p = prompts.find((p) => p.name === req.params.name);
@@ -248,7 +255,7 @@ function newServer() {
     return { completion: { values, total: values.length, hasMore: false } };
   });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
+    tools: tools.map(({ name, description, inputSchema, listed }) => ({ name, description, inputSchema, ...listed })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const tool = tools.find((t) => t.name === req.params.name);
