@@ -156,7 +156,7 @@ func TestMCPToolsIdentity(t *testing.T) {
 // `caddy mcp tools` says who shares an MCP source's upstream state: a
 // stdio source's one child serves every caller; an HTTP source behind
 // default_auth keeps a session per caller unless it says session shared
-// (README, Sources: MCP servers).
+// (docs/sources.md, MCP servers).
 func TestMCPToolsSourceState(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "Caddyfile")
 	writeFile(t, file, `localhost {

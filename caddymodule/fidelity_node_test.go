@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-// The fidelity diff (README, Sources: MCP servers, "What passes through"):
+// The fidelity diff (docs/sources.md, MCP servers, "What passes through"):
 // the official TypeScript SDK client against each npm MCP server, directly
 // and through the gateway (the server as a stdio source), and the two
 // views compared as they came over the wire: the tools, resources,
@@ -114,8 +114,8 @@ func TestFidelityThroughGateway(t *testing.T) {
 			{"op": "complete", "ref": map[string]any{"type": "ref/prompt", "name": "test_prompt_with_arguments"}, "argument": map[string]any{"name": "arg1", "value": "pa"}},
 		}},
 	}
-	// The gateway declares sampling and elicitation upstream (README,
-	// Sources: MCP servers): servers that list tools by the client's
+	// The gateway declares sampling and elicitation upstream
+	// (docs/sources.md, MCP servers): servers that list tools by the client's
 	// capabilities see the same client both ways.
 	caps := map[string]any{"sampling": map[string]any{}, "elicitation": map[string]any{"form": map[string]any{}}}
 	for _, s := range servers {

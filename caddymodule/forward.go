@@ -97,7 +97,7 @@ func (p *mcpPeer) Log(level string, params map[string]any) error {
 }
 
 // logPasses reports whether an upstream's log message at level reaches
-// the client of ctx's request (README, Sources: MCP servers): on
+// the client of ctx's request (docs/sources.md, MCP servers): on
 // 2026-07-28 by the level the request asked for (none: no message), else
 // by the level the session set with logging/setLevel. A session that set
 // none gets every message the server chose to send, as it would directly

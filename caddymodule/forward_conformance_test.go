@@ -131,7 +131,7 @@ func startMCPGoConformance(t *testing.T) string {
 // resources-unsubscribe scenarios subscribe to test://watched-resource,
 // which mcp-go's fixture takes but does not list. Through the gateway with
 // two sources whose servers both take subscriptions, the subscription goes
-// to the source that owns the test scheme (README, Sources: MCP servers,
+// to the source that owns the test scheme (docs/sources.md, MCP servers,
 // Resources), and both scenarios pass as they do directly.
 func TestConformanceSubscribeUnlistedURI(t *testing.T) {
 	up := startMCPGoConformance(t)

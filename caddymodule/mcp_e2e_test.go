@@ -372,7 +372,7 @@ func TestMCPSourceHTTPEndToEnd(t *testing.T) {
 		t.Errorf("structuredContent over streamable HTTP: %+v", r)
 	}
 	// The upstream's JSON-RPC error reaches the caller as it was sent:
-	// its code and message, no stage prefix (README, Errors).
+	// its code and message, no stage prefix (docs/caddyfile.md, Errors).
 	r := s.call(t, "sec_fail", map[string]any{})
 	if r.Error == nil || r.Error.Code != -32603 || r.Error.Message != "the disk is on fire" {
 		t.Errorf("upstream JSON-RPC error: %+v", r.Error)

@@ -184,7 +184,7 @@ func TestMCPSourcePerCallerCredential(t *testing.T) {
 
 // TestMCPSourceSessionDefault: behind default_auth, an HTTP MCP source
 // with no session setting keeps one upstream session per verified caller
-// (README, Sources: MCP servers), so one caller's upstream state never
+// (docs/sources.md, MCP servers), so one caller's upstream state never
 // shows to another; `session shared` is the explicit choice of one
 // session for every caller.
 func TestMCPSourceSessionDefault(t *testing.T) {
@@ -235,8 +235,8 @@ func TestMCPSourceSessionDefault(t *testing.T) {
 
 // TestMCPSourceRootsPerCaller: a client's roots reach an upstream session
 // of its caller's own (session per_caller) when the server asks during
-// the caller's call, and never a session every caller shares (README,
-// Sources: MCP servers, Roots), where the gateway does not declare roots.
+// the caller's call, and never a session every caller shares
+// (docs/sources.md, MCP servers, Roots), where the gateway does not declare roots.
 func TestMCPSourceRootsPerCaller(t *testing.T) {
 	dir := nodeDir(t)
 	up := startConformanceUpstream(t) // its test_roots asks its client for roots

@@ -13,7 +13,7 @@ import (
 // TestModernUnsupportedMethod: on 2026-07-28 a method the endpoint does
 // not serve (prompts/list with no prompt) is answered as the protocol and
 // mcp-go's own server answer it: HTTP 404 with the JSON-RPC error -32601
-// (README, Errors). That protocol has no session, so nothing ends: mcp-go's
+// (docs/caddyfile.md, Errors). That protocol has no session, so nothing ends: mcp-go's
 // client reports the 404 as "session terminated" but its next request
 // works. An unknown tool keeps -32601 with HTTP 400.
 func TestModernUnsupportedMethod(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 // prompts/get or completion/complete returns: fields it does not model are
 // lost (an MCP App's _meta.ui of a tool, a result's _meta), and some it
 // models change (hasMore: false is dropped). The upstream's own text is
-// written instead (README, Sources: MCP servers): mcp-go's answer to such
+// written instead (docs/sources.md, MCP servers): mcp-go's answer to such
 // a request is rewritten on its way out (mcpWriter), its list entries
 // replaced by the sources' and its result by the upstream's (keeping what
 // mcp-go adds on 2026-07-28, mergeResult).

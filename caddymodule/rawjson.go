@@ -8,7 +8,7 @@ import (
 )
 
 // What a proxied MCP server sends is passed on as it sent it, fields the
-// gateway does not model included (README, Sources: MCP servers): its
+// gateway does not model included (docs/sources.md, MCP servers): its
 // tools/list entries with the gateway's name spliced in, the entries of
 // its resource, template and prompt lists, its results of resources/read,
 // prompts/get and completion/complete. These helpers edit JSON text in

@@ -167,7 +167,7 @@ func (h *Handler) buildUpstreamCatalog() (*upstreamCatalog, error) {
 
 // instructionHooks give the initialize (and, on 2026-07-28, server/discover)
 // result the sources' servers' instructions, each under its source's name
-// (README, Sources: MCP servers), as they are when the client asks.
+// (docs/sources.md, MCP servers), as they are when the client asks.
 func (h *Handler) instructionHooks(hooks *server.Hooks) {
 	instructions := func() string {
 		if up := h.upstream.p.Load(); up != nil {

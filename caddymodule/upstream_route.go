@@ -15,8 +15,8 @@ import (
 // a server that does not answer resources/templates/list, a resource it
 // creates on demand. Such a URI goes to the source that owns its scheme
 // (the one source whose resources or templates use it) or, when only one
-// source could take the request, to that one (README, Sources: MCP
-// servers, Resources).
+// source could take the request, to that one (docs/sources.md, MCP
+// servers, Subscriptions).
 
 // catchAllTemplate is a resource template registered with mcp-go, and
 // hidden from templates/list, that matches every URI: mcp-go answers a

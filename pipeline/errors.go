@@ -40,7 +40,7 @@ type Error struct {
 	Message string
 	Cause   error
 	// Upstream marks the JSON-RPC error of a proxied MCP server, passed on
-	// as the server sent it (README, Errors): its code, its message without
+	// as the server sent it (docs/caddyfile.md, Errors): its code, its message without
 	// the stage, and its Data.
 	Upstream bool
 	Data     json.RawMessage

@@ -28,7 +28,7 @@ type ChangeNotifier interface {
 // VerifiedCallersKey marks the context a source is provisioned in when
 // the endpoint verifies every caller (default_auth): a source that can keep
 // its upstream state apart per caller does so by default then (an MCP
-// source's session per_caller; README, Sources: MCP servers).
+// source's session per_caller; docs/sources.md, MCP servers).
 type VerifiedCallersKey struct{}
 
 // CallersVerified reports whether ctx carries VerifiedCallersKey.

@@ -565,7 +565,7 @@ func (e *rpcError) Error() string       { return fmt.Sprintf("MCP server error %
 func (e *rpcError) SafeMessage() string { return e.message }
 
 // upstreamError is e as the caller gets it: the server's code, message and
-// data, unchanged (README, Errors: the one exception to the stage prefix).
+// data, unchanged (docs/caddyfile.md, Errors: the one exception to the stage prefix).
 func (e *rpcError) upstreamError() *pipeline.Error {
 	return &pipeline.Error{Code: e.code, Stage: pipeline.StageExecution, Message: e.message, Data: e.data, Upstream: true, Cause: e}
 }

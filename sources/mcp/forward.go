@@ -40,8 +40,8 @@ import (
 
 // Client capabilities the gateway declares upstream: it passes these
 // requests on to its own clients (and refuses them for a client that did
-// not declare them). Roots only with session per_caller (README, Sources:
-// MCP servers, Roots): a server's roots say what it may touch, and on a
+// not declare them). Roots only with session per_caller
+// (docs/sources.md, MCP servers, Roots): a server's roots say what it may touch, and on a
 // session every caller shares (every stdio source, an HTTP source's shared
 // session) they are the operator's to set, on its command line or in its
 // own configuration; one caller's roots would change what the server does
