@@ -168,7 +168,6 @@ func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 		CacheRespect:    s.CacheRespect,
 		CacheOperations: s.CacheOperations,
 		Set:             s.Set,
-		Log:             s.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("openapi %s: %v", doc.Location, err)
