@@ -90,7 +90,7 @@ func (x *Executor) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.
 	qctx, end := pipeline.ObserveQuery(ctx, call, pipeline.QueryInfo{System: "http", Statement: x.Op.Method + " " + x.Op.Path, Server: x.Base.Host})
 	res, err := x.Retry.Send(qctx, x.Client, req.WithContext(qctx), x.Breaker)
 	if err == nil && (res.StatusCode < 200 || res.StatusCode > 299) {
-		err = upstream.NewStatusError(res)
+		err = upstream.NewStatusError(res, upstream.Secrets(req, x.Credentials)...)
 		res.Body.Close()
 	}
 	end(err)
