@@ -45,18 +45,13 @@ func TestOpenAPISourceTenantHoldsOverObjectKeys(t *testing.T) {
 	writeFile(t, spec, tenantSpec)
 	g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
-		auth sso jwt {
-			jwks_url %s
-			issuer %s
-			audience %s
-		}
-		default_auth sso
+		%s
 		source shop openapi %s {
 			base_url %s
 			set tenant {{ auth.claims.tenant }}
 		}
 	}
-}`, idp.jwks.URL, authIssuer, authAudience, spec, up.URL))
+}`, idp.defaultAuth(), spec, up.URL))
 	acme := idp.token(t, "alice", "", map[string]any{"tenant": "acme"}, time.Hour)
 	s := authSession(t, g, "2025-06-18", map[string]string{"Authorization": "Bearer " + acme})
 	call := func(args map[string]any) rpcResponse {
