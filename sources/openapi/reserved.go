@@ -2,7 +2,9 @@ package openapi
 
 import (
 	"fmt"
+	"iter"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -77,26 +79,27 @@ func (n protectedNames) refuse(p *parameter, enc encoded) error {
 	}
 	switch p.In {
 	case "query":
-		return n.refusePairs(p, "query", enc.Query)
+		return n.refusePairs(p, "query", slices.Values(enc.Query))
 	case "cookie":
-		return n.refusePairs(p, "cookie", enc.Cookie)
+		return n.refusePairs(p, "cookie", slices.Values(enc.Cookie))
 	case "header":
 		if err := n.refuseName(p.Property, "header", p.Name, false); err != nil {
 			return err
 		}
 		if strings.EqualFold(p.Name, "Cookie") {
-			return n.refusePairs(p, "cookie", strings.Split(enc.Header, ";"))
+			return n.refusePairs(p, "cookie", strings.SplitSeq(enc.Header, ";"))
 		}
 	case "path":
-		pieces := strings.Split(enc.Path, ";")
-		return n.refusePairs(p, "path", pieces[1:])
+		if _, matrix, ok := strings.Cut(enc.Path, ";"); ok {
+			return n.refusePairs(p, "path", strings.SplitSeq(matrix, ";"))
+		}
 	}
 	return nil
 }
 
 // refusePairs checks the names of "name=value" pairs, percent-encoded.
-func (n protectedNames) refusePairs(p *parameter, in string, pairs []string) error {
-	for _, pair := range pairs {
+func (n protectedNames) refusePairs(p *parameter, in string, pairs iter.Seq[string]) error {
+	for pair := range pairs {
 		name, _, _ := strings.Cut(pair, "=")
 		if err := n.refuseName(p.Property, in, name, true); err != nil {
 			return err
