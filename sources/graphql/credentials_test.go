@@ -15,7 +15,7 @@ import (
 
 // TestErrorExcerptHoldsNoCredential: an endpoint that quotes the request's
 // headers back in a non-2xx answer does not hand the caller the gateway's
-// token or static header.
+// token or static header, nor the log the introspection failure goes to.
 func TestErrorExcerptHoldsNoCredential(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
@@ -28,5 +28,9 @@ func TestErrorExcerptHoldsNoCredential(t *testing.T) {
 	msg := pipeline.SafeText(err, "")
 	if !strings.HasPrefix(msg, "HTTP 401") || strings.Contains(msg, "gql-token-1234") || strings.Contains(msg, "shop-key-5678") {
 		t.Errorf("the caller sees %q", msg)
+	}
+	_, err = Introspector{Endpoint: srv.URL, Client: x.Client, Credentials: creds}.Introspect(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || strings.Contains(err.Error(), "gql-token-1234") || strings.Contains(err.Error(), "shop-key-5678") {
+		t.Errorf("introspection: %v", err)
 	}
 }
