@@ -87,7 +87,7 @@ func (x *Executor) send(ctx context.Context, call *pipeline.Call, r *request) (*
 	}
 	defer res.Body.Close()
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return nil, res.StatusCode, upstream.NewStatusError(res)
+		return nil, res.StatusCode, upstream.NewStatusError(res, upstream.Secrets(req, x.Credentials)...)
 	}
 	max := x.MaxResponseSize
 	if max <= 0 {

@@ -117,7 +117,7 @@ func (in Introspector) Introspect(ctx context.Context) (*ast.Schema, error) {
 	}
 	defer res.Body.Close()
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return nil, &unreachableError{fmt.Errorf("introspection: %v", upstream.NewStatusError(res))}
+		return nil, &unreachableError{fmt.Errorf("introspection: %v", upstream.NewStatusError(res, upstream.Secrets(req, in.Credentials)...))}
 	}
 	raw, err := upstream.ReadBody(res, max)
 	if err != nil {
