@@ -109,13 +109,16 @@ type Handler struct {
 	sessionIDs *sessionIDs
 	sessions   *sessionLimit // nil without max_sessions
 	approver   *approver     // approval.go
-	mcp        *server.MCPServer
-	streamable *server.StreamableHTTPServer
-	poolKeys   []string
-	logger     *zap.Logger
-	cache      *cache.Cache
-	cacheKey   string
-	redisKey   string
+	// approvalRedisKey holds the approvals' share of a Redis client
+	// (approval_once.go).
+	approvalRedisKey string
+	mcp              *server.MCPServer
+	streamable       *server.StreamableHTTPServer
+	poolKeys         []string
+	logger           *zap.Logger
+	cache            *cache.Cache
+	cacheKey         string
+	redisKey         string
 
 	limits        ratelimit.Store    // rate limit counters (ratelimit.go)
 	inFlight      *inFlight          // nil without max_concurrent (inflight.go)
@@ -208,7 +211,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.provisionSessionKeys(repl); err != nil {
 		return err
 	}
-	h.provisionApprover()
+	if err := h.provisionApprover(repl); err != nil {
+		return err
+	}
 	if err := h.provisionAuth(ctx); err != nil {
 		return err
 	}
@@ -344,6 +349,7 @@ func (h *Handler) Cleanup() error {
 	}
 	h.cleanupCache()
 	h.cleanupRateLimits()
+	h.cleanupApprover()
 	h.unexposeAll()
 	for _, key := range h.poolKeys {
 		releaseConnector(key)
