@@ -259,6 +259,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.checkSourceNames(sourced); err != nil {
 		return err
 	}
+	h.warnUnapprovedCatalogs()
 	up, err := h.buildUpstreamCatalog()
 	if err != nil {
 		return err
