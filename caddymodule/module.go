@@ -149,9 +149,15 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 
 // Provision opens (or reuses) the connectors, compiles every tool and
 // builds the MCP server. Anything wrong in the config fails here, before a
-// client sees it.
+// client sees it. The error, and every line the handler logs, is scrubbed
+// of the config's secrets (redact.go).
 func (h *Handler) Provision(ctx caddy.Context) error {
-	h.logger = ctx.Logger()
+	scrub := handlerRedaction(h, caddy.NewReplacer()).scrubber()
+	h.logger = scrub.logger(ctx.Logger())
+	return scrub.err(h.provision(ctx))
+}
+
+func (h *Handler) provision(ctx caddy.Context) error {
 	repl := caddy.NewReplacer()
 	if h.ServerName == "" {
 		h.ServerName = defaultServerName
