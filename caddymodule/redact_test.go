@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -218,6 +219,31 @@ func TestRedactConfigJSON(t *testing.T) {
 	for _, s := range []string{"k-0123456789", "abc", "t=abc#frag", "--key=v1", "pw2", "e1", "h1", "p1"} {
 		if !r.secrets[s] {
 			t.Errorf("%q is not remembered as a secret", s)
+		}
+	}
+}
+
+// A Caddyfile error on a line that holds a secret names the line and what
+// is wrong, never the value.
+func TestAdaptErrorsQuoteNoSecret(t *testing.T) {
+	const secret = "adapt-secret-5c1e9a07"
+	for _, line := range []string{
+		"source a openapi x.yaml {\n\t\t\tcredential bearer " + secret + " extra\n\t\t}",
+		"source a openapi x.yaml {\n\t\t\tcredential api_key nowhere k " + secret + "\n\t\t}",
+		"source a openapi x.yaml {\n\t\t\tcredential oauth2 {\n\t\t\t\tclient_secret " + secret + " extra\n\t\t\t}\n\t\t}",
+		"source a graphql https://g.example/graphql {\n\t\t\theader X-Key " + secret + " extra\n\t\t}",
+		"source a mcp stdio node s.js {\n\t\t\tenv API_KEY " + secret + " extra\n\t\t}",
+		"source a mcp https://m.example/mcp {\n\t\t\tenv API_KEY " + secret + "\n\t\t}",
+		"auth keys api_key {\n\t\t\tkey " + secret + " extra\n\t\t}",
+		"session_key " + secret,
+	} {
+		_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(":9080 {\n\tmcp {\n\t\t"+line+"\n\t}\n}\n"), map[string]any{"filename": "Caddyfile"})
+		if err == nil {
+			t.Errorf("%q adapted", line)
+			continue
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error quotes the secret: %v", err)
 		}
 	}
 }
