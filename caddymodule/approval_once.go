@@ -98,11 +98,12 @@ func (l *localSpent) spend(_ context.Context, nonce string, ttl time.Duration) (
 }
 
 // provisionApprover makes the approver every tool under a policy shares,
-// with the shared record of spent answers when the nodes share a Redis.
+// with the shared record of spent answers when the config asks for
+// approvals and the nodes share a Redis.
 func (h *Handler) provisionApprover(repl *caddy.Replacer) error {
 	h.approver = newApprover(h.sessionIDs.keys, time.Duration(h.ApprovalTimeout), h.logger.Named("audit"))
 	url, prefix := h.approvalRedis()
-	if url == "" {
+	if url == "" || !h.asksApproval() {
 		h.approver.spent = spentHere
 		return nil
 	}
@@ -128,6 +129,27 @@ func (h *Handler) approvalRedis() (url, prefix string) {
 		return h.Cache.Redis, cmp.Or(h.Cache.KeyPrefix, "edgemcp:")
 	}
 	return "", ""
+}
+
+// asksApproval reports whether any policy of the config may ask: only
+// then is a Redis client taken for the record.
+func (h *Handler) asksApproval() bool {
+	for _, c := range h.Connectors {
+		if c.Approval != "" {
+			return true
+		}
+	}
+	for _, t := range h.Tools {
+		if t.Approval == approvalRequired {
+			return true
+		}
+	}
+	for _, s := range h.Sources {
+		if s.Approval != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // cleanupApprover releases this config's share of the Redis client.

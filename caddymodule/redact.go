@@ -180,9 +180,11 @@ func isURL(s string) bool {
 func (r *configRedaction) url(s string) string {
 	u, _ := url.Parse(s)
 	if u.User != nil {
-		r.note(u.User.String())
+		// A user name alone is no secret (and often an ordinary word):
+		// the password is, and the pair.
 		if p, ok := u.User.Password(); ok {
 			r.note(p)
+			r.note(u.User.String())
 		}
 		scheme, rest, _ := strings.Cut(s, "://")
 		end := strings.IndexAny(rest, "/?#")
@@ -192,13 +194,16 @@ func (r *configRedaction) url(s string) string {
 		at := strings.LastIndex(rest[:end], "@")
 		s = scheme + "://" + redactedMark + rest[at:]
 	}
+	// The values are the secrets; a name (interpolateParams) is not.
 	for _, v := range u.Query() {
 		for _, q := range v {
 			r.note(q)
 		}
 	}
+	if u.Fragment != "" {
+		r.note(u.Fragment)
+	}
 	if i := strings.IndexAny(s, "?#"); i >= 0 {
-		r.note(s[i+1:])
 		s = s[:i+1] + redactedMark
 	}
 	return s

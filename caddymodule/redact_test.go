@@ -216,9 +216,14 @@ func TestRedactConfigJSON(t *testing.T) {
 			t.Errorf("redacted config lacks %s:\n%s", want, got)
 		}
 	}
-	for _, s := range []string{"k-0123456789", "abc", "t=abc#frag", "--key=v1", "pw2", "e1", "h1", "p1"} {
+	for _, s := range []string{"k-0123456789", "abc", "frag", "--key=v1", "pw2", "e1", "h1", "p1", "pw", "u:pw"} {
 		if !r.secrets[s] {
 			t.Errorf("%q is not remembered as a secret", s)
+		}
+	}
+	for _, s := range []string{"u", "t", "t=abc"} {
+		if r.secrets[s] {
+			t.Errorf("%q is remembered as a secret: a name, not a value", s)
 		}
 	}
 }
