@@ -3,8 +3,8 @@ package caddymodule
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -34,7 +34,8 @@ import (
 //     signed requestState (mcp-go's multi round-trip requests). The client
 //     asks its user and calls again with the answer; the approver checks
 //     that the state was issued for this tool, these arguments and this
-//     caller, and not longer ago than approval_timeout.
+//     caller, not longer ago than approval_timeout, and not answered
+//     before (approval_once.go).
 //
 // Every decision is one info line on the logger http.handlers.mcp.audit.
 
@@ -44,9 +45,10 @@ const (
 	// call's inputRequests and inputResponses.
 	approvalInput = "edgemcp_approval"
 
-	approvalStateContext = "edgemcp approval state v1\x00"
+	approvalStateContext = "edgemcp approval state v2\x00"
 	approvalArgsContext  = "edgemcp approval arguments v1\x00"
-	approvalStateVersion = "a1"
+	approvalStateVersion = "a2"
+	approvalNonceLen     = 16
 )
 
 // The decisions an audit line records.
@@ -58,6 +60,7 @@ const (
 	decisionUnsupported = "unsupported" // the client cannot be asked
 	decisionAbandoned   = "abandoned"   // the request ended while waiting
 	decisionInvalid     = "invalid"     // a 2026-07-28 answer not issued for this call
+	decisionReused      = "reused"      // a 2026-07-28 answer already given once
 	decisionFailed      = "failed"      // asking the client failed
 )
 
@@ -70,13 +73,16 @@ type approver struct {
 	keys  [][]byte
 	audit *zap.Logger
 	now   func() time.Time
+	// spent records the 2026-07-28 answers already used
+	// (approval_once.go).
+	spent spentApprovals
 }
 
 func newApprover(keys [][]byte, timeout time.Duration, audit *zap.Logger) *approver {
 	if timeout <= 0 {
 		timeout = defaultApprovalTimeout
 	}
-	return &approver{timeout: timeout, keys: keys, audit: audit, now: time.Now}
+	return &approver{timeout: timeout, keys: keys, audit: audit, now: time.Now, spent: spentHere}
 }
 
 // Approve implements pipeline.Approver.
@@ -138,19 +144,33 @@ func (a *approver) approveInAnswer(ctx context.Context, call *pipeline.Call) err
 		if err != nil {
 			return a.decide(ctx, call, now, decisionFailed, err)
 		}
-		res := server.NewInputRequestBuilder(a.sign(call, now)).Elicit(approvalInput, form).ToolResult()
+		state, err := a.sign(call, now)
+		if err != nil {
+			return a.decide(ctx, call, now, decisionFailed, err)
+		}
+		res := server.NewInputRequestBuilder(state).Elicit(approvalInput, form).ToolResult()
 		raw, err := json.Marshal(res)
 		if err != nil {
 			return a.decide(ctx, call, now, decisionFailed, err)
 		}
 		return &pipeline.AskClient{Native: raw}
 	}
-	issued, ok := a.verify(rt.RequestState, call)
+	issued, nonce, ok := a.verify(rt.RequestState, call)
 	if !ok {
 		return a.decide(ctx, call, now, decisionInvalid, nil)
 	}
 	if now.Sub(issued) > a.timeout {
 		return a.decide(ctx, call, issued, decisionTimeout, nil)
+	}
+	// One question, one answer: whatever it says, a state is spent the
+	// first time it comes back.
+	first, err := a.spent.spend(ctx, nonce, a.timeout+approvalClockSkew)
+	switch {
+	case err != nil:
+		a.auditLine(ctx, call, decisionFailed, a.now().Sub(issued))
+		return pipeline.Fail(pipeline.StageApproval, err, "the answer could not be checked against earlier use: try again")
+	case !first:
+		return a.decide(ctx, call, issued, decisionReused, nil)
 	}
 	return a.decide(ctx, call, issued, answerDecision(answer.Action), nil)
 }
@@ -217,6 +237,9 @@ func (a *approver) decide(ctx context.Context, call *pipeline.Call, start time.T
 	case decisionInvalid:
 		return pipeline.Fail(pipeline.StageApproval, nil,
 			"the answer was not asked for this call (tool, arguments or caller differ): call again without it")
+	case decisionReused:
+		return pipeline.Fail(pipeline.StageApproval, nil,
+			"the answer was already used for a call: call again without it to be asked again")
 	case decisionAbandoned:
 		return pipeline.Fail(pipeline.StageApproval, cause, "the request ended before an answer")
 	default:
@@ -265,38 +288,54 @@ func (a *approver) argsHash(args map[string]any) string {
 
 // The requestState of a 2026-07-28 approval question is
 //
-//	a1.<issued, unix ms>.<tag>
+//	a2.<issued, unix ms>.<nonce>.<tag>
 //
-// with tag = HMAC-SHA256(key, context, issued, tool, caller, arguments),
-// base64url. Nothing is stored: the retry proves the question was asked for
-// the same tool, arguments and caller, and when.
-func (a *approver) sign(call *pipeline.Call, issued time.Time) string {
+// with a random 16-byte nonce and tag = HMAC-SHA256(key, context, issued,
+// nonce, tool, caller, arguments), both base64url. The retry proves the
+// question was asked for the same tool, arguments and caller, and when;
+// the nonce is what spentApprovals records, so that it proves so once.
+func (a *approver) sign(call *pipeline.Call, issued time.Time) (string, error) {
+	var n [approvalNonceLen]byte
+	if _, err := rand.Read(n[:]); err != nil {
+		return "", err
+	}
 	ms := strconv.FormatInt(issued.UnixMilli(), 10)
-	return approvalStateVersion + "." + ms + "." + base64.RawURLEncoding.EncodeToString(a.stateTag(a.keys[0], ms, call))
+	nonce := b64.EncodeToString(n[:])
+	return approvalStateVersion + "." + ms + "." + nonce + "." + b64.EncodeToString(a.stateTag(a.keys[0], ms, nonce, call)), nil
 }
 
-func (a *approver) verify(state string, call *pipeline.Call) (time.Time, bool) {
+// verify returns when the state was issued and its nonce, if it was signed
+// for call.
+func (a *approver) verify(state string, call *pipeline.Call) (time.Time, string, bool) {
 	parts := strings.Split(state, ".")
-	if len(parts) != 3 || parts[0] != approvalStateVersion {
-		return time.Time{}, false
+	if len(parts) != 4 || parts[0] != approvalStateVersion || len(parts[2]) != b64.EncodedLen(approvalNonceLen) {
+		return time.Time{}, "", false
 	}
 	ms, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil {
-		return time.Time{}, false
+		return time.Time{}, "", false
 	}
-	tag, err := base64.RawURLEncoding.DecodeString(parts[2])
+	// Strictly decoded, so that a spent nonce has no second spelling.
+	if _, err := strictB64.DecodeString(parts[2]); err != nil {
+		return time.Time{}, "", false
+	}
+	tag, err := strictB64.DecodeString(parts[3])
 	if err != nil {
-		return time.Time{}, false
+		return time.Time{}, "", false
 	}
+	valid := false
 	for _, k := range a.keys {
-		if hmac.Equal(tag, a.stateTag(k, parts[1], call)) {
-			return time.UnixMilli(ms), true
+		if hmac.Equal(tag, a.stateTag(k, parts[1], parts[2], call)) {
+			valid = true
 		}
 	}
-	return time.Time{}, false
+	if !valid {
+		return time.Time{}, "", false
+	}
+	return time.UnixMilli(ms), parts[2], true
 }
 
-func (a *approver) stateTag(key []byte, issued string, call *pipeline.Call) []byte {
+func (a *approver) stateTag(key []byte, issued, nonce string, call *pipeline.Call) []byte {
 	args, _ := json.Marshal(call.Inputs)
 	sum := sha256.Sum256(args)
 	provider, subject := "", ""
@@ -304,7 +343,7 @@ func (a *approver) stateTag(key []byte, issued string, call *pipeline.Call) []by
 		provider, subject = call.Identity.Provider, call.Identity.Subject
 	}
 	mac := hmac.New(sha256.New, key)
-	for _, part := range []string{approvalStateContext, issued, call.Tool.Name, provider, subject, string(sum[:])} {
+	for _, part := range []string{approvalStateContext, issued, nonce, call.Tool.Name, provider, subject, string(sum[:])} {
 		// Length-prefixed, so that no two different tuples meet.
 		mac.Write([]byte(strconv.Itoa(len(part)) + ":"))
 		mac.Write([]byte(part))

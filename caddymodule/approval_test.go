@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -31,10 +32,17 @@ func TestApprovalStateBinding(t *testing.T) {
 	a := testApprover(testKey('a'))
 	issued := time.UnixMilli(1_700_000_000_123)
 	asked := approvalCall("add-note", "alice", map[string]any{"body": "x", "n": 1})
-	state := a.sign(asked, issued)
+	state, err := a.sign(asked, issued)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other, _ := a.sign(asked, issued); other == state {
+		t.Fatal("two questions for one call share a state: one answer would answer both")
+	}
 
-	if got, ok := a.verify(state, approvalCall("add-note", "alice", map[string]any{"n": 1, "body": "x"})); !ok || !got.Equal(issued) {
-		t.Fatalf("the asked call: %v %v", got, ok)
+	got, nonce, ok := a.verify(state, approvalCall("add-note", "alice", map[string]any{"n": 1, "body": "x"}))
+	if !ok || !got.Equal(issued) || nonce != strings.Split(state, ".")[2] {
+		t.Fatalf("the asked call: %v %q %v", got, nonce, ok)
 	}
 	otherProvider := approvalCall("add-note", "alice", map[string]any{"body": "x", "n": 1})
 	otherProvider.Identity.Provider = "jwt"
@@ -47,30 +55,61 @@ func TestApprovalStateBinding(t *testing.T) {
 		"other provider":  otherProvider,
 	}
 	for name, c := range refused {
-		if _, ok := a.verify(state, c); ok {
+		if _, _, ok := a.verify(state, c); ok {
 			t.Errorf("%s: the state verified", name)
 		}
 	}
-	parts := strings.Split(state, ".")
+	p := strings.Split(state, ".")
+	join := func(parts ...string) string { return strings.Join(parts, ".") }
+	otherNonce, _ := a.sign(asked, issued)
+	lastNonce := []byte(p[2])
+	lastNonce[len(lastNonce)-1] ^= 1 // the same bytes to a lenient decoder
 	for name, s := range map[string]string{
-		"empty":        "",
-		"other issued": parts[0] + ".1700000000124." + parts[2],
-		"other tag":    parts[0] + "." + parts[1] + "." + strings.Repeat("A", len(parts[2])),
-		"version":      "a0." + parts[1] + "." + parts[2],
-		"extra part":   state + ".x",
-		"not a number": parts[0] + ".x." + parts[2],
+		"empty":          "",
+		"other issued":   join(p[0], "1700000000124", p[2], p[3]),
+		"other nonce":    join(p[0], p[1], strings.Split(otherNonce, ".")[2], p[3]),
+		"nonce respelt":  join(p[0], p[1], string(lastNonce), p[3]),
+		"other tag":      join(p[0], p[1], p[2], strings.Repeat("A", len(p[3]))),
+		"version":        join("a1", p[1], p[2], p[3]),
+		"version 1 form": join("a1", p[1], p[3]),
+		"extra part":     state + ".x",
+		"not a number":   join(p[0], "x", p[2], p[3]),
 	} {
-		if _, ok := a.verify(s, asked); ok {
+		if _, _, ok := a.verify(s, asked); ok {
 			t.Errorf("%s state %q verified", name, s)
 		}
 	}
 	// Key rotation: a state signed with the previous key still verifies
 	// while that key is listed, and not after.
-	if _, ok := testApprover(testKey('b'), testKey('a')).verify(state, asked); !ok {
+	if _, _, ok := testApprover(testKey('b'), testKey('a')).verify(state, asked); !ok {
 		t.Error("a state signed with the previous key was refused during the rotation")
 	}
-	if _, ok := testApprover(testKey('b')).verify(state, asked); ok {
+	if _, _, ok := testApprover(testKey('b')).verify(state, asked); ok {
 		t.Error("a state signed with a dropped key verified")
+	}
+}
+
+// The node-local record: a nonce is spent once until its time is up; when
+// full of unexpired nonces it refuses rather than forgets one.
+func TestLocalSpentApprovals(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	l := &localSpent{max: 2, until: map[string]time.Time{}, now: func() time.Time { return now }}
+	ctx := context.Background()
+	if first, err := l.spend(ctx, "n1", time.Minute); !first || err != nil {
+		t.Fatalf("first spend: %v %v", first, err)
+	}
+	if first, err := l.spend(ctx, "n1", time.Minute); first || err != nil {
+		t.Fatalf("second spend: %v %v, want refused", first, err)
+	}
+	if first, _ := l.spend(ctx, "n2", time.Minute); !first {
+		t.Fatal("another nonce refused")
+	}
+	if _, err := l.spend(ctx, "n3", time.Minute); err == nil {
+		t.Fatal("a full record forgot a nonce instead of refusing")
+	}
+	now = now.Add(time.Minute)
+	if first, err := l.spend(ctx, "n3", time.Minute); !first || err != nil {
+		t.Fatalf("after the others expired: %v %v", first, err)
 	}
 }
 

@@ -176,6 +176,9 @@ func httpDo(t testing.TB, method, url string, header map[string]string, body str
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
+	if method == http.MethodGet && strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		return res, "" // an open stream: the status is the answer
+	}
 	raw, _ := io.ReadAll(res.Body)
 	return res, string(raw)
 }

@@ -3,7 +3,6 @@ package caddymodule
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
@@ -103,11 +102,6 @@ func startsLine(seg caddyfile.Segment, i int) bool {
 	}
 	prev, t := seg[i-1], seg[i]
 	return prev.File != t.File || prev.Line+prev.NumLineBreaks() < t.Line
-}
-
-// provisionApprover makes the approver every tool under a policy shares.
-func (h *Handler) provisionApprover() {
-	h.approver = newApprover(h.sessionIDs.keys, time.Duration(h.ApprovalTimeout), h.logger.Named("audit"))
 }
 
 // declaredApproval is applyApproval's decision for a declared tool, read

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -24,8 +23,9 @@ import (
 // tools of every mcp handler in it. It works on the JSON model only: nothing
 // is provisioned, so no database is contacted and no environment variable
 // needs to be set. Settings added by other parts of the module (cache, auth,
-// scripts) are shown generically from their JSON, with anything that looks
-// like a credential or a connection string redacted.
+// scripts, sources) are shown generically from their JSON. The config is
+// redacted before anything is read from it (redactConfigJSON): no secret
+// reaches the text or the JSON output.
 
 func toolsCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -215,8 +215,10 @@ func (w *routeWalker) routes(routes []json.RawMessage, hosts, paths []string) er
 	return nil
 }
 
-// endpointOf lists one mcp handler from its JSON.
+// endpointOf lists one mcp handler from its JSON, redacted first: every
+// part of the listing comes from the redacted config (redact.go).
 func endpointOf(raw json.RawMessage) (endpointListing, error) {
+	raw, _ = redactConfigJSON(raw)
 	var h Handler
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return endpointListing{}, fmt.Errorf("mcp handler: %v", err)
@@ -298,7 +300,7 @@ func annotationList(a *AnnotationsConfig) []string {
 	return out
 }
 
-// extraSettings returns the keys not in known, their values redacted.
+// extraSettings returns the keys not in known (of a redacted config).
 func extraSettings(keys map[string]json.RawMessage, known map[string]bool) map[string]json.RawMessage {
 	var out map[string]json.RawMessage
 	for k, v := range keys {
@@ -308,53 +310,9 @@ func extraSettings(keys map[string]json.RawMessage, known map[string]bool) map[s
 		if out == nil {
 			out = map[string]json.RawMessage{}
 		}
-		out[k] = redactJSON(k, v)
+		out[k] = v
 	}
 	return out
-}
-
-// secretKey matches JSON keys whose values may be credentials or connection
-// strings; their string values are never printed.
-var secretKey = regexp.MustCompile(`(?i)(key|secret|passw|token|credential|dsn|cookie|authorization|header|hash|user|redis|url)`)
-
-// userinfo matches the user:password@ part of a URL.
-var userinfo = regexp.MustCompile(`://[^/@\s]*@`)
-
-// redactJSON replaces string values under secret-looking keys with
-// "[redacted]" and strips credentials embedded in URLs anywhere.
-func redactJSON(key string, raw json.RawMessage) json.RawMessage {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
-		return json.RawMessage(`"[unreadable]"`)
-	}
-	out, err := json.Marshal(redactValue(key, v))
-	if err != nil {
-		return json.RawMessage(`"[unreadable]"`)
-	}
-	return out
-}
-
-func redactValue(key string, v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, val := range x {
-			x[k] = redactValue(k, val)
-		}
-		return x
-	case []any:
-		for i, val := range x {
-			x[i] = redactValue(key, val)
-		}
-		return x
-	case string:
-		if secretKey.MatchString(key) {
-			return "[redacted]"
-		}
-		return userinfo.ReplaceAllString(x, "://[redacted]@")
-	}
-	return v
 }
 
 // writeEndpoints prints the listing for people.

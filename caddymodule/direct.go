@@ -31,14 +31,10 @@ var sessionVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2
 
 // directSession reports whether r may be answered on a direct path (a call
 // here, a tools/list in direct_list.go): a protocol version with sessions,
-// JSON in and out, and a session id that verifies and was not ended.
+// JSON in and out, and a session id of this caller's that was not ended
+// (admitSession's verdict).
 func (h *Handler) directSession(r *http.Request) bool {
-	if !sessionVersions[r.Header.Get("Mcp-Protocol-Version")] || !jsonExchange(r) {
-		return false
-	}
-	sid := r.Header.Get("Mcp-Session-Id")
-	terminated, err := h.sessionIDs.Validate(sid)
-	return sid != "" && err == nil && !terminated
+	return sessionVersions[r.Header.Get("Mcp-Protocol-Version")] && jsonExchange(r) && sessionCheckOf(r).live()
 }
 
 // jsonExchange: a JSON request from a client that takes a JSON answer.

@@ -205,12 +205,20 @@ func TestExampleRLS(t *testing.T) {
 	bob := mint(map[string]any{"sub": "bob", "tenant": "globex"})
 	dave := mint(map[string]any{"sub": "dave"}) // no tenant claim
 
-	hdr := map[string]string{"Authorization": "Bearer " + alice}
-	resp, h := (&rawSession{url: g.URL}).postWith(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, hdr)
-	if resp.Error != nil {
-		t.Fatalf("initialize: %+v", resp.Error)
+	// A session belongs to the caller that opened it: one per token.
+	sessions := map[string]*rawSession{}
+	sessionOf := func(token string) *rawSession {
+		if s := sessions[token]; s != nil {
+			return s
+		}
+		hdr := map[string]string{"Authorization": "Bearer " + token}
+		resp, h := (&rawSession{url: g.URL}).postWith(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, hdr)
+		if resp.Error != nil {
+			t.Fatalf("initialize: %+v", resp.Error)
+		}
+		sessions[token] = &rawSession{url: g.URL, session: h.Get("Mcp-Session-Id"), version: "2025-11-25"}
+		return sessions[token]
 	}
-	s := &rawSession{url: g.URL, session: h.Get("Mcp-Session-Id"), version: "2025-11-25"}
 	for _, tc := range []struct {
 		token, tool, want string
 	}{
@@ -220,15 +228,15 @@ func TestExampleRLS(t *testing.T) {
 		{alice, "my-notes", `[{"id":1,"body":"Acme: renew the TLS certificates","region":"us"}]`},
 		{bob, "my-notes", `[{"id":3,"body":"Globex: migrate the billing database","region":"eu"}]`},
 	} {
-		if got := callAs(t, s, tc.token, tc.tool, nil).tool(t).Content[0].Text; got != tc.want {
+		if got := callAs(t, sessionOf(tc.token), tc.token, tc.tool, nil).tool(t).Content[0].Text; got != tc.want {
 			t.Errorf("%s: %s\nwant %s", tc.tool, got, tc.want)
 		}
 	}
-	r := callAs(t, s, alice, "tenant-notes", map[string]any{"tenant": "globex"})
+	r := callAs(t, sessionOf(alice), alice, "tenant-notes", map[string]any{"tenant": "globex"})
 	if r.Error == nil || !strings.Contains(r.Error.Message, `input "tenant": unknown input`) {
 		t.Errorf("tenant as an argument: %+v", r.Error)
 	}
-	if got := callAs(t, s, dave, "tenant-notes", nil).tool(t).Content[0].Text; got != "[]" {
+	if got := callAs(t, sessionOf(dave), dave, "tenant-notes", nil).tool(t).Content[0].Text; got != "[]" {
 		t.Errorf("no tenant claim: %s", got)
 	}
 	if res, _ := httpDo(t, "POST", g.URL, nil, initializeBody); res.StatusCode != 401 {

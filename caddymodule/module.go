@@ -109,13 +109,16 @@ type Handler struct {
 	sessionIDs *sessionIDs
 	sessions   *sessionLimit // nil without max_sessions
 	approver   *approver     // approval.go
-	mcp        *server.MCPServer
-	streamable *server.StreamableHTTPServer
-	poolKeys   []string
-	logger     *zap.Logger
-	cache      *cache.Cache
-	cacheKey   string
-	redisKey   string
+	// approvalRedisKey holds the approvals' share of a Redis client
+	// (approval_once.go).
+	approvalRedisKey string
+	mcp              *server.MCPServer
+	streamable       *server.StreamableHTTPServer
+	poolKeys         []string
+	logger           *zap.Logger
+	cache            *cache.Cache
+	cacheKey         string
+	redisKey         string
 
 	limits        ratelimit.Store    // rate limit counters (ratelimit.go)
 	inFlight      *inFlight          // nil without max_concurrent (inflight.go)
@@ -146,9 +149,15 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 
 // Provision opens (or reuses) the connectors, compiles every tool and
 // builds the MCP server. Anything wrong in the config fails here, before a
-// client sees it.
+// client sees it. The error, and every line the handler logs, is scrubbed
+// of the config's secrets (redact.go).
 func (h *Handler) Provision(ctx caddy.Context) error {
-	h.logger = ctx.Logger()
+	scrub := handlerRedaction(h, caddy.NewReplacer()).scrubber()
+	h.logger = scrub.logger(ctx.Logger())
+	return scrub.err(h.provision(ctx))
+}
+
+func (h *Handler) provision(ctx caddy.Context) error {
 	repl := caddy.NewReplacer()
 	if h.ServerName == "" {
 		h.ServerName = defaultServerName
@@ -208,7 +217,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.provisionSessionKeys(repl); err != nil {
 		return err
 	}
-	h.provisionApprover()
+	if err := h.provisionApprover(repl); err != nil {
+		return err
+	}
 	if err := h.provisionAuth(ctx); err != nil {
 		return err
 	}
@@ -254,6 +265,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.checkSourceNames(sourced); err != nil {
 		return err
 	}
+	h.warnUnapprovedCatalogs()
 	up, err := h.buildUpstreamCatalog()
 	if err != nil {
 		return err
@@ -344,6 +356,7 @@ func (h *Handler) Cleanup() error {
 	}
 	h.cleanupCache()
 	h.cleanupRateLimits()
+	h.cleanupApprover()
 	h.unexposeAll()
 	for _, key := range h.poolKeys {
 		releaseConnector(key)

@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"testing"
 
@@ -17,7 +18,8 @@ import (
 // tool whose execution costs nothing (so the figures are the overhead
 // alone): the bare pipeline and encoding (what runTool did before), then
 // runTool with metrics and the log line off (Caddy at level ERROR), with
-// the info line JSON-encoded, and traced by an SDK provider.
+// the info line JSON-encoded (and scrubbed of a config's secrets), and
+// traced by an SDK provider.
 //
 //	go test ./caddymodule -run '^$' -bench BenchmarkCallTelemetry -benchtime=2s -benchmem
 func BenchmarkCallTelemetry(b *testing.B) {
@@ -58,6 +60,13 @@ func BenchmarkCallTelemetry(b *testing.B) {
 	}
 	b.Run("metrics", func(b *testing.B) { run(b, newHandler(zapcore.ErrorLevel), context.Background()) })
 	b.Run("metrics+info-log", func(b *testing.B) { run(b, newHandler(zapcore.InfoLevel), context.Background()) })
+	b.Run("metrics+info-log-scrubbed", func(b *testing.B) {
+		// A config with secrets: every line is scrubbed of them (redact.go).
+		h := newHandler(zapcore.InfoLevel)
+		_, r := redactConfigJSON(json.RawMessage(`{"credentials":[{"kind":"bearer","token":"bearer-token-91ce07aa"}],"headers":{"X-Key":"header-key-44d1c8e2"},"spec":"https://s.example/o.json?key=query-key-5e8a2b7c"}`))
+		h.logger = r.scrubber().logger(h.logger)
+		run(b, h, context.Background())
+	})
 	b.Run("metrics+traced", func(b *testing.B) {
 		tp := trace.NewTracerProvider(trace.WithBatcher(tracetest.NewNoopExporter()))
 		defer func() { _ = tp.Shutdown(context.Background()) }()

@@ -47,10 +47,13 @@ type ResourceConfig struct {
 	// required string.
 	Inputs []InputConfig     `json:"inputs,omitempty"`
 	Auth   *AuthPolicyConfig `json:"auth,omitempty"`
+	// Approval "off" serves the resource although its connector has an
+	// approval policy (resourceApproval).
+	Approval string `json:"approval,omitempty"`
 	// ToolScripts: a handler instead of use + statement, mappers, settings.
 	ToolScripts
 
-	statementAt string
+	at, statementAt string // Caddyfile file:line, for adapt-time errors
 }
 
 const defaultResourceMime = "application/json"
@@ -62,6 +65,7 @@ func parseResource(d *caddyfile.Dispenser) (ResourceConfig, error) {
 		return r, d.Errf("usage: resource <uri-or-uri-template> { use <connector>; statement ...; mime_type ...; description ... }")
 	}
 	r.URI = d.Val()
+	r.at = d.File() + ":" + fmt.Sprint(d.Line())
 	if d.NextArg() {
 		return r, d.ArgErr()
 	}
@@ -127,6 +131,12 @@ func parseResource(d *caddyfile.Dispenser) (ResourceConfig, error) {
 				return r, fmt.Errorf("resource%s", strings.TrimPrefix(err.Error(), "tool"))
 			}
 			r.Auth = a
+		case "approval":
+			p, err := parseApproval(d, fmt.Sprintf("resource %q", r.URI), approvalOff)
+			if err != nil {
+				return r, err
+			}
+			r.Approval = p
 		case "handler", "mappers", "script_timeout", "fetch_allow", "script_max_input", "script_max_output", "script_max_memory":
 			tc.ToolScripts = r.ToolScripts
 			if err := parseToolScripts(d, &tc); err != nil {
@@ -134,7 +144,7 @@ func parseResource(d *caddyfile.Dispenser) (ResourceConfig, error) {
 			}
 			r.ToolScripts = tc.ToolScripts
 		default:
-			return r, d.Errf("resource %q: unrecognized sub-directive %q (want name, title, description, mime_type, use, statement, input, handler, mappers, auth)", r.URI, sub)
+			return r, d.Errf("resource %q: unrecognized sub-directive %q (want name, title, description, mime_type, use, statement, input, handler, mappers, auth, approval)", r.URI, sub)
 		}
 	}
 	switch {
@@ -191,6 +201,9 @@ func (h *Handler) checkResourcesAtAdapt() error {
 		if !ok {
 			continue
 		}
+		if err := resourceApproval(r, c); err != nil {
+			return fmt.Errorf("%v, at %s", err, r.at)
+		}
 		if d, ok := sqlDialect(c.Type); ok {
 			if err := sqltemplate.Check(r.Statement, d, statementRules(c, c.ReadOnly)); err != nil {
 				return fmt.Errorf("resource %q: statement: %v, at %s", r.URI, err, r.statementAt)
@@ -198,6 +211,23 @@ func (h *Handler) checkResourcesAtAdapt() error {
 		}
 	}
 	return nil
+}
+
+// resourceApproval refuses a resource its connector's approval policy
+// would cover (README, Approvals): a statement can write, and a read has no
+// call a person could approve (clients read resources as context, often
+// with no one asked), so the operator says which they mean: "approval
+// off" in the resource, or, under `approval writes`, a read_only
+// connector for it.
+func resourceApproval(r ResourceConfig, c ConnectorConfig) error {
+	if r.Approval == approvalOff || !(c.Approval == approvalRequired || c.Approval == approvalWrites && !c.ReadOnly) {
+		return nil
+	}
+	other := ""
+	if c.Approval == approvalWrites {
+		other = ", or give it a read_only connector"
+	}
+	return fmt.Errorf("resource %q runs on connector %q, which has approval %s, but a resource read cannot be approved: write \"approval off\" in the resource to serve it without approval%s", r.URI, c.Name, c.Approval, other)
 }
 
 // toolConfig is the resource as the tool it runs as: named by its name,
@@ -250,6 +280,9 @@ func (h *Handler) buildResources(ctx caddy.Context, conns map[string]connectorRe
 		}
 		tc, err := rc.toolConfig()
 		if err != nil {
+			return err
+		}
+		if err := resourceApproval(rc, conns[rc.Use].config); err != nil {
 			return err
 		}
 		where := func(err error) error {

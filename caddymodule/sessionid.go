@@ -1,31 +1,40 @@
 package caddymodule
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"hash"
 	"net/http"
 	"strings"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // Session ids are signed, so that the gateway can tell an id it issued from
-// one a caller made up (docs/security.md, "Sessions"). mcp-go's default
-// manager accepts any well-formed UUID, which let a forged id reach the
-// direct tools/call path. An id is
+// one a caller made up, and bound to the caller they were issued to
+// (docs/security.md, "Session ids"). mcp-go's default manager accepts any
+// well-formed UUID, which let a forged id reach the direct tools/call path,
+// and any caller who learnt an id could use it. An id is
 //
 //	mcp-session-<nonce>.<tag>
 //
 // with a random 16-byte nonce and the first 16 bytes of
-// HMAC-SHA256(key, sessionIDContext || nonce), both base64url. Nothing about
-// the session is stored to verify it, so an id stays valid across `caddy
-// reload` and on every gateway node that shares the key (`session_key`);
-// without one, a random key is made once per process.
+// HMAC-SHA256(key, sessionIDContext || nonce [|| owner]), both base64url
+// without padding, decoded strictly: an id has one spelling. The owner is
+// the caller the endpoint verified (default_auth): its provider and
+// subject, each length-prefixed; without default_auth nothing follows the
+// nonce. Nothing about the session is stored to verify it, so an id stays
+// valid across `caddy reload` and on every gateway node that shares the key
+// (`session_key`); without one, a random key is made once per process.
 
 const (
 	sessionIDPrefix  = "mcp-session-"
@@ -39,8 +48,9 @@ const (
 	maxEndedSessions = 100000
 )
 
-// errBadSessionID is the one answer to any id the gateway did not issue;
-// mcp-go turns it into 404 "Invalid session ID", as for an unknown session.
+// errBadSessionID is the one answer to any id the gateway did not issue to
+// this caller; mcp-go turns it into 404 "Invalid session ID", as for an
+// unknown session.
 var errBadSessionID = errors.New("invalid session id")
 
 // processSessionKey signs ids when no session_key is configured. It is made
@@ -53,18 +63,34 @@ var processSessionKey = sync.OnceValue(func() []byte {
 	return k
 })
 
-// endedSessions are the ids ended by a client's DELETE, for this process.
-// They are remembered, up to maxEndedSessions (the oldest forgotten first),
-// so that an ended session answers "Session terminated" on this node.
+// endedSessions are the sessions ended by a client's DELETE, for this
+// process, by nonce. They are remembered, up to maxEndedSessions (the
+// oldest forgotten first), so that an ended session answers "Session
+// terminated" on this node.
 var endedSessions = newEndedSet(maxEndedSessions)
 
-// sessionIDs implements mcp-go's SessionIdManager with signed ids: the first
-// key signs, every key verifies (the others are previous keys, kept while a
-// rotation is rolled out).
+// sessionOwner is who a session belongs to: the caller the endpoint
+// verified, by provider name and subject. The zero value is nobody (an
+// endpoint without default_auth).
+type sessionOwner struct{ provider, subject string }
+
+// ownerOf is the owner a request's sessions get: its endpoint identity
+// (authenticateEndpoint).
+func ownerOf(ctx context.Context) sessionOwner {
+	id, _ := ctx.Value(endpointIdentityKey{}).(*pipeline.Identity)
+	if id == nil {
+		return sessionOwner{}
+	}
+	return sessionOwner{id.Provider, id.Subject}
+}
+
+// sessionIDs signs and verifies ids: the first key signs, every key
+// verifies (the others are previous keys, kept while a rotation is rolled
+// out).
 type sessionIDs struct {
 	keys  [][]byte
 	ended *endedSet
-	// macs[i] holds *keyedMACs keyed with keys[i]. Keying one hashes the
+	// macs[i] holds *keyedMAC keyed with keys[i]. Keying one hashes the
 	// key into two SHA-256 blocks; every request with a session verifies
 	// its id, so that is done once per pooled MAC instead of once per
 	// request.
@@ -72,15 +98,15 @@ type sessionIDs struct {
 	macs     []sync.Pool
 }
 
-// keyedMAC is a pooled HMAC with room for its sum, so that verifying an id
-// allocates nothing.
+// keyedMAC is a pooled HMAC with room for its input and sum, so that
+// verifying an id allocates nothing.
 type keyedMAC struct {
 	mac hash.Hash
+	in  []byte
 	sum [sha256.Size]byte
 }
 
-// sessionIDContextBytes is what every tag's input starts with.
-var sessionIDContextBytes = []byte(sessionIDContext)
+type sessionNonce = [sessionNonceLen]byte
 
 func newSessionIDs(keys [][]byte) *sessionIDs {
 	if len(keys) == 0 {
@@ -91,17 +117,13 @@ func newSessionIDs(keys [][]byte) *sessionIDs {
 
 var b64 = base64.RawURLEncoding
 
-// tag is the first sessionTagLen bytes of HMAC-SHA256(keys[i],
-// sessionIDContext || nonce), in a new slice.
-func (s *sessionIDs) tag(i int, nonce []byte) []byte {
-	var t [sessionTagLen]byte
-	s.withTag(i, nonce, func(tag []byte) { copy(t[:], tag) })
-	return t[:]
-}
+// strictB64 refuses an encoding whose unused low bits are not zero: with
+// the lengths fixed, an id then has exactly one spelling.
+var strictB64 = base64.RawURLEncoding.Strict()
 
-// withTag calls f with tag(i, nonce) in the pooled MAC's buffer, valid
-// only during f.
-func (s *sessionIDs) withTag(i int, nonce []byte, f func(tag []byte)) {
+// tag sets dst to the first sessionTagLen bytes of HMAC-SHA256(keys[i],
+// sessionIDContext || nonce || owner).
+func (s *sessionIDs) tag(dst *[sessionTagLen]byte, i int, nonce *sessionNonce, o sessionOwner) {
 	s.macsOnce.Do(func() {
 		s.macs = make([]sync.Pool, len(s.keys))
 		for i, k := range s.keys {
@@ -109,102 +131,219 @@ func (s *sessionIDs) withTag(i int, nonce []byte, f func(tag []byte)) {
 		}
 	})
 	m := s.macs[i].Get().(*keyedMAC)
+	m.in = append(append(m.in[:0], sessionIDContext...), nonce[:]...)
+	if o != (sessionOwner{}) {
+		// Length-prefixed, so that no two owners give one input.
+		m.in = binary.AppendUvarint(m.in, uint64(len(o.provider)))
+		m.in = append(m.in, o.provider...)
+		m.in = binary.AppendUvarint(m.in, uint64(len(o.subject)))
+		m.in = append(m.in, o.subject...)
+	}
 	m.mac.Reset() // back to the keyed state
-	m.mac.Write(sessionIDContextBytes)
-	m.mac.Write(nonce)
-	f(m.mac.Sum(m.sum[:0])[:sessionTagLen])
+	m.mac.Write(m.in)
+	copy(dst[:], m.mac.Sum(m.sum[:0]))
 	s.macs[i].Put(m)
 }
 
-// Generate returns a new signed id.
-func (s *sessionIDs) Generate() string {
-	nonce := make([]byte, sessionNonceLen)
-	if _, err := rand.Read(nonce); err != nil {
+// generate returns a new id signed for owner.
+func (s *sessionIDs) generate(o sessionOwner) string {
+	var nonce sessionNonce
+	if _, err := rand.Read(nonce[:]); err != nil {
 		panic("edgemcp: no randomness for a session id: " + err.Error())
 	}
-	return sessionIDPrefix + b64.EncodeToString(nonce) + "." + b64.EncodeToString(s.tag(0, nonce))
+	var t [sessionTagLen]byte
+	s.tag(&t, 0, &nonce, o)
+	return sessionIDPrefix + b64.EncodeToString(nonce[:]) + "." + b64.EncodeToString(t[:])
 }
 
-// verify reports whether id was signed by one of the keys. Every key is
-// tried, whatever the outcome, so the time taken says nothing about which.
-func (s *sessionIDs) verify(id string) bool {
+// parseSessionID splits an id into its nonce and tag, decoding strictly.
+func parseSessionID(id string) (nonce sessionNonce, tag [sessionTagLen]byte, ok bool) {
 	rest, ok := strings.CutPrefix(id, sessionIDPrefix)
 	if !ok {
-		return false
+		return nonce, tag, false
 	}
 	n, t, ok := strings.Cut(rest, ".")
 	if !ok || len(n) != b64.EncodedLen(sessionNonceLen) || len(t) != b64.EncodedLen(sessionTagLen) {
-		return false
+		return nonce, tag, false
 	}
-	var nonce [sessionNonceLen]byte
-	var tag [sessionTagLen]byte
-	if k, err := b64.Decode(nonce[:], []byte(n)); err != nil || k != len(nonce) {
-		return false
+	if k, err := strictB64.Decode(nonce[:], []byte(n)); err != nil || k != len(nonce) {
+		return nonce, tag, false
 	}
-	if k, err := b64.Decode(tag[:], []byte(t)); err != nil || k != len(tag) {
-		return false
+	if k, err := strictB64.Decode(tag[:], []byte(t)); err != nil || k != len(tag) {
+		return nonce, tag, false
+	}
+	return nonce, tag, true
+}
+
+// verify reports whether id was signed, by one of the keys, for owner o,
+// and returns its nonce. Every key is tried, whatever the outcome, so the
+// time taken says nothing about which.
+func (s *sessionIDs) verify(id string, o sessionOwner) (sessionNonce, bool) {
+	nonce, tag, ok := parseSessionID(id)
+	if !ok {
+		return nonce, false
 	}
 	valid := false
+	var want [sessionTagLen]byte
 	for i := range s.keys {
-		s.withTag(i, nonce[:], func(want []byte) {
-			if hmac.Equal(tag[:], want) {
-				valid = true
-			}
-		})
+		s.tag(&want, i, &nonce, o)
+		if hmac.Equal(tag[:], want[:]) {
+			valid = true
+		}
 	}
-	return valid
+	return nonce, valid
 }
 
-// Validate accepts an id this gateway (or one sharing its key) signed.
-func (s *sessionIDs) Validate(id string) (terminated bool, err error) {
-	if !s.verify(id) {
-		return false, errBadSessionID
-	}
-	return s.ended.has(id), nil
+// sessionCheck is the verdict on one request's session id, made once by
+// admitSession and read by every path that needs it: mcp-go (it is the
+// request's SessionIdManager, sessionResolver), the direct path and
+// max_sessions. It also serves the requests that carry no id (initialize,
+// a GET without one): it signs their new session for their caller.
+type sessionCheck struct {
+	ids   *sessionIDs
+	owner sessionOwner
+	id    string // the request's Mcp-Session-Id, "" when none
+	nonce sessionNonce
+	valid bool // id was issued to owner
 }
 
-// Terminate ends a session at the client's DELETE.
-func (s *sessionIDs) Terminate(id string) (notAllowed bool, err error) {
-	if !s.verify(id) {
+type sessionCheckKey struct{}
+
+// checkSession is the verdict on r's Mcp-Session-Id for r's caller.
+func (s *sessionIDs) checkSession(r *http.Request) *sessionCheck {
+	return s.check(r.Header.Get(server.HeaderKeySessionID), ownerOf(r.Context()))
+}
+
+// check is the verdict on id (may be "") for owner.
+func (s *sessionIDs) check(id string, o sessionOwner) *sessionCheck {
+	c := &sessionCheck{ids: s, owner: o, id: id}
+	if id != "" {
+		c.nonce, c.valid = s.verify(id, o)
+	}
+	return c
+}
+
+// sessionCheckOf is the verdict admitSession left in the context; nil
+// when the request carries no id (or a 2026-07-28 one, which mcp-go
+// ignores).
+func sessionCheckOf(r *http.Request) *sessionCheck {
+	c, _ := r.Context().Value(sessionCheckKey{}).(*sessionCheck)
+	return c
+}
+
+// live reports whether the request's id is its caller's and not ended.
+func (c *sessionCheck) live() bool {
+	return c != nil && c.valid && !c.ids.ended.has(c.nonce)
+}
+
+// Generate implements server.SessionIdManager: a new id for the caller.
+func (c *sessionCheck) Generate() string { return c.ids.generate(c.owner) }
+
+// Validate implements server.SessionIdManager.
+func (c *sessionCheck) Validate(id string) (terminated bool, err error) {
+	nonce, ok := c.nonce, c.valid
+	if id != c.id || c.id == "" {
+		nonce, ok = c.ids.verify(id, c.owner)
+	}
+	if !ok {
 		return false, errBadSessionID
 	}
-	s.ended.add(id)
+	return c.ids.ended.has(nonce), nil
+}
+
+// Terminate implements server.SessionIdManager: a client's DELETE ends
+// its own session.
+func (c *sessionCheck) Terminate(id string) (notAllowed bool, err error) {
+	nonce, ok := c.nonce, c.valid
+	if id != c.id || c.id == "" {
+		nonce, ok = c.ids.verify(id, c.owner)
+	}
+	if !ok {
+		return false, errBadSessionID
+	}
+	c.ids.ended.add(nonce)
 	return false, nil
 }
 
-// sessionResolver gives mcp-go the signing manager for requests and, for its
-// housekeeping (no request: Shutdown at a reload, the idle sweeper), a
-// manager whose Terminate ends nothing. Shutting down one config's transport
-// must not end the sessions its clients carry on with under the next one,
-// and an idle sweep only forgets this node's state of a session that may be
-// alive on another node.
+// admitSession is the one gate for session ids (docs/security.md, "Session
+// ids"): a request whose Mcp-Session-Id was not issued to its caller is
+// answered 404 "Invalid session ID", exactly as mcp-go answers an unknown
+// session, whatever its method (mcp-go itself never checks a GET's id); an
+// ended one, but for its DELETE, 404 "Session terminated". It returns the
+// request to go on with, its verdict in the context, or nil when it has
+// answered. A 2026-07-28 request has no session: mcp-go ignores the header.
+func (h *Handler) admitSession(w http.ResponseWriter, r *http.Request) *http.Request {
+	if r.Header.Get(server.HeaderKeySessionID) == "" || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		return r
+	}
+	c := h.sessionIDs.checkSession(r)
+	switch {
+	case !c.valid:
+		http.Error(w, "Invalid session ID", http.StatusNotFound)
+		return nil
+	case r.Method != http.MethodDelete && !c.live():
+		http.Error(w, "Session terminated", http.StatusNotFound)
+		return nil
+	}
+	return r.WithContext(context.WithValue(r.Context(), sessionCheckKey{}, c))
+}
+
+// sessionResolver gives mcp-go, for a request, the verdict on its id
+// (sessionCheck); for its housekeeping (no request: Shutdown at a reload,
+// the idle sweeper), a manager whose Terminate ends nothing. Shutting down
+// one config's transport must not end the sessions its clients carry on
+// with under the next one, and an idle sweep only forgets this node's state
+// of a session that may be alive on another node. max_sessions ends a
+// session with an internal DELETE (endSession), for an id that passed the
+// gate when it was recorded.
 type sessionResolver struct{ ids *sessionIDs }
 
 func (r sessionResolver) ResolveSessionIdManager(req *http.Request) server.SessionIdManager {
-	if req == nil {
-		return housekeepingIDs{r.ids}
+	switch {
+	case req == nil:
+		return housekeepingIDs{&sessionCheck{ids: r.ids}}
+	case req.Context().Value(evictionKey{}) != nil:
+		return evictingIDs{&sessionCheck{ids: r.ids}}
 	}
-	return r.ids
+	if c := sessionCheckOf(req); c != nil {
+		return c
+	}
+	return r.ids.checkSession(req)
 }
 
-type housekeepingIDs struct{ *sessionIDs }
+type housekeepingIDs struct{ *sessionCheck }
 
 func (housekeepingIDs) Terminate(string) (bool, error) { return false, nil }
 
-// endedSet is a bounded set of ids, forgetting the oldest when full.
+// evictionKey marks endSession's internal DELETE.
+type evictionKey struct{}
+
+type evictingIDs struct{ *sessionCheck }
+
+func (e evictingIDs) Terminate(id string) (bool, error) {
+	nonce, _, ok := parseSessionID(id)
+	if !ok {
+		return false, errBadSessionID
+	}
+	e.ids.ended.add(nonce)
+	return false, nil
+}
+
+// endedSet is a bounded set of session nonces, forgetting the oldest when
+// full.
 type endedSet struct {
 	mu    sync.Mutex
 	limit int
-	ids   map[string]struct{}
-	order []string // ring of insertion order
+	ids   map[sessionNonce]struct{}
+	order []sessionNonce // ring of insertion order
 	next  int
 }
 
 func newEndedSet(limit int) *endedSet {
-	return &endedSet{limit: limit, ids: make(map[string]struct{})}
+	return &endedSet{limit: limit, ids: make(map[sessionNonce]struct{})}
 }
 
-func (e *endedSet) add(id string) {
+func (e *endedSet) add(id sessionNonce) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, ok := e.ids[id]; ok {
@@ -220,7 +359,7 @@ func (e *endedSet) add(id string) {
 	e.ids[id] = struct{}{}
 }
 
-func (e *endedSet) has(id string) bool {
+func (e *endedSet) has(id sessionNonce) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	_, ok := e.ids[id]
@@ -229,6 +368,6 @@ func (e *endedSet) has(id string) bool {
 
 // Interface guards.
 var (
-	_ server.SessionIdManager         = (*sessionIDs)(nil)
+	_ server.SessionIdManager         = (*sessionCheck)(nil)
 	_ server.SessionIdManagerResolver = sessionResolver{}
 )

@@ -127,7 +127,7 @@ func (l *sessionLimit) endAll(ids []string) {
 }
 
 // trackSession counts a request against max_sessions: a request of a
-// valid session marks it busy until the returned func runs; after an
+// session (admitted by admitSession) marks it busy until the returned func runs; after an
 // initialize the new session is recorded; a DELETE forgets it.
 func (h *Handler) trackSession(w http.ResponseWriter, r *http.Request) (after func()) {
 	sid := r.Header.Get(server.HeaderKeySessionID)
@@ -138,8 +138,8 @@ func (h *Handler) trackSession(w http.ResponseWriter, r *http.Request) (after fu
 			}
 		}
 	}
-	if terminated, err := h.sessionIDs.Validate(sid); err != nil || terminated {
-		return func() {} // mcp-go answers 404; nothing to keep
+	if sessionCheckOf(r) == nil {
+		return func() {} // a 2026-07-28 request: the header names no session
 	}
 	if r.Method == http.MethodDelete {
 		return func() { h.sessions.closed(sid) }
@@ -151,7 +151,7 @@ func (h *Handler) trackSession(w http.ResponseWriter, r *http.Request) (after fu
 // is marked ended (sessionIDs.Terminate) and every piece of the
 // transport's state for it is dropped.
 func endSession(streamable *server.StreamableHTTPServer, id string) {
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodDelete, "/", nil)
+	req, err := http.NewRequestWithContext(context.WithValue(context.Background(), evictionKey{}, true), http.MethodDelete, "/", nil)
 	if err != nil {
 		return
 	}

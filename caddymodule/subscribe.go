@@ -211,7 +211,7 @@ func (h *Handler) trackSubscriber(r *http.Request) func() {
 	}
 	s := h.subs
 	if r.Method == http.MethodDelete {
-		if h.sessionIDs.verify(id) {
+		if sessionCheckOf(r) != nil { // the caller's own session (admitSession)
 			s.end(id)
 		}
 		return func() {}

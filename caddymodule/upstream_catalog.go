@@ -63,15 +63,35 @@ type upstreamHolder struct {
 	p atomic.Pointer[upstreamCatalog]
 }
 
-// catalogSources are the sources that bring resources or prompts.
+// catalogSources are the sources that bring resources or prompts. A
+// source under `approval required` is not one: nothing of it may run
+// without a person's yes, and a resource read, a prompt get or a
+// completion has no call to approve (README, Approvals), so it serves its
+// tools only. Under `approval writes` they are served: the protocol makes
+// them reads, as a tool with readOnlyHint is one.
 func (h *Handler) catalogSources() []loadedSource {
 	var out []loadedSource
 	for _, s := range h.sources {
-		if _, ok := s.src.(pipeline.CatalogSource); ok {
+		if _, ok := s.src.(pipeline.CatalogSource); ok && s.approval != approvalRequired {
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// warnUnapprovedCatalogs says, at load, which sources' resources and
+// prompts are left out by their `approval required`.
+func (h *Handler) warnUnapprovedCatalogs() {
+	for _, s := range h.sources {
+		cs, ok := s.src.(pipeline.CatalogSource)
+		if !ok || s.approval != approvalRequired {
+			continue
+		}
+		if cat := cs.Catalog(); len(cat.Resources)+len(cat.Templates)+len(cat.Prompts) > 0 {
+			h.logger.Warn("a source under approval required serves its tools only: its resources, resource templates and prompts cannot be approved and are left out",
+				zap.String("source", s.name), zap.Int("resources", len(cat.Resources)), zap.Int("templates", len(cat.Templates)), zap.Int("prompts", len(cat.Prompts)))
+		}
+	}
 }
 
 // buildUpstreamCatalog reads every catalog source as it is now.

@@ -92,11 +92,17 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if h.serveCatalog(w, r, false) {
 		return
 	}
+	if r = h.admitSession(w, r); r == nil {
+		return // a session id not issued to this caller, or ended: 404 (sessionid.go)
+	}
 	if h.sessions != nil {
 		defer h.trackSession(w, r)()
 	}
 	defer h.trackSubscriber(r)() // subscribe.go
 	mw := &mcpWriter{inner: w}
+	if c := sessionCheckOf(r); c != nil {
+		mw.requestIDs, mw.session = serverRequestIDs{h.sessionIDs.keys}, c.id // requestids.go
+	}
 	if r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.MaxBodySize))
 		if err != nil {
@@ -121,6 +127,10 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		} else if st := h.inspectRead(body, r); st != nil { // resources_serve.go
 			r = r.WithContext(context.WithValue(r.Context(), callStateKey{}, st))
 			mw.st = st
+		} else if body = h.openAnswer(w, r, body); body == nil {
+			return // an answer to a request the gateway did not send in this session (requestids.go)
+		} else {
+			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 	}
 	h.streamable.ServeHTTP(mw, r)
@@ -266,6 +276,10 @@ type mcpWriter struct {
 	inner http.ResponseWriter
 	st    *callState
 	done  bool // rewrite applied (only ever one)
+	// In a session, the ids of requests to the client are sealed
+	// (requestids.go).
+	requestIDs serverRequestIDs
+	session    string
 }
 
 func (m *mcpWriter) Header() http.Header         { return m.inner.Header() }
@@ -274,6 +288,9 @@ func (m *mcpWriter) WriteHeader(status int)      { m.inner.WriteHeader(status) }
 
 func (m *mcpWriter) Write(p []byte) (int, error) {
 	n := len(p)
+	if m.session != "" {
+		p = m.requestIDs.sealEvent(p, m.session)
+	}
 	if m.st != nil && !m.done {
 		if out, ok := m.st.rewrite(p); ok {
 			p, m.done = out, true

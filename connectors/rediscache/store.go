@@ -1,6 +1,7 @@
 // Package rediscache is what gateway nodes share through Redis: the result
 // cache's second level (pipeline/cache.Store), so that several nodes share
-// hits, and the rate limits' counters (ratelimit.go). It never blocks a call for long: every operation has a
+// hits, the rate limits' counters (ratelimit.go) and the approval answers
+// already used (claim.go). It never blocks a call for long: every operation has a
 // short timeout and no retries (the cache's breaker decides when to try
 // again), and a Redis that is down at start-up is not an error.
 package rediscache

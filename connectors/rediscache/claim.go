@@ -1,0 +1,20 @@
+package rediscache
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Claim records key for ttl unless it is already recorded, in one atomic
+// SET NX PX, and reports whether this call recorded it: of several nodes
+// claiming one key, exactly one gets true. The gateway claims each
+// approval answer this way, so that it runs one call across every node
+// (caddymodule's spentApprovals).
+func (s *Store) Claim(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	ok, err := s.client.SetNX(ctx, key, 1, ttl).Result()
+	if err != nil {
+		return false, fmt.Errorf("redis claim: %w", err)
+	}
+	return ok, nil
+}
