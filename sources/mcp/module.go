@@ -178,7 +178,7 @@ func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 	tools := make([]*pipeline.Tool, 0, len(listed))
 	seen := map[string]string{}
 	for _, lt := range listed {
-		t, err := fixed.Apply(lt.tool(namespace, s.conn))
+		t, err := fixed.ApplyEverywhere(lt.tool(namespace, s.conn))
 		if err != nil {
 			return nil, err
 		}
