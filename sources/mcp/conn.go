@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -82,6 +81,8 @@ type session struct {
 	// broken is set when the stdio transport closed: the child closed
 	// its output, and is exiting if it has not yet.
 	broken atomic.Bool
+	// written counts the writes to a stdio child's stdin (countedWriter).
+	written atomic.Int64
 	// caller is set on a caller's own session (session per_caller): it
 	// serves that caller's calls, and the tools are listed elsewhere.
 	caller bool
@@ -319,35 +320,6 @@ func (c *conn) connect(ctx context.Context, who *callerSession) (*session, error
 	}
 }
 
-func (c *conn) connectStdio(ctx context.Context) (*session, error) {
-	s := &session{}
-	set := c.set
-	// The child gets its own process group, so that stopping it ends its
-	// own children too; it is not tied to ctx, which only bounds the
-	// handshake.
-	mk := func(_ context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-		cmd := exec.Command(command, args...)
-		cmd.Env = append(os.Environ(), env...)
-		cmd.Dir = set.dir
-		ownGroup(cmd)
-		s.cmd = cmd
-		return cmd, nil
-	}
-	stderr := &lineLogger{log: c.log.With(zap.String("server", set.command))}
-	tr := transport.NewStdioWithOptions(set.command, set.env, set.args,
-		transport.WithCommandFunc(mk), transport.WithCommandStderrWriter(stderr), transport.WithCommandLogger(c.slog()))
-	s.tr = tr
-	if err := tr.Start(context.Background()); err != nil {
-		return nil, err
-	}
-	s.start = time.Now()
-	if err := s.initialize(ctx, c); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
-}
-
 func (c *conn) connectHTTP(ctx context.Context, kind string, who *callerSession) (*session, error) {
 	ct := &credentialTransport{base: c.httpTransport(), creds: c.set.built.Credentials}
 	if who != nil {
@@ -362,7 +334,7 @@ func (c *conn) connectHTTP(ctx context.Context, kind string, who *callerSession)
 			}
 		}
 	}
-	hc := upstream.NewClient(ct)
+	hc := upstream.NewClient(&boundedBodies{base: ct, max: c.set.maxResponse, log: c.log.With(zap.String("server", c.set.url))})
 	var tr transport.Interface
 	var err error
 	if kind == TransportSSE {
@@ -465,44 +437,14 @@ func (s *session) exited() bool {
 	return s.cmd != nil && s.cmd.Process != nil && (s.broken.Load() || hasExited(s.cmd.Process.Pid))
 }
 
-// close ends the session; for stdio the child's process group gets
-// SIGTERM, and SIGKILL after stopGrace if any of it is left.
+// close ends the session; a stdio child is stopped (stopChild).
 func (s *session) close() {
 	s.closed.Do(func() {
-		if s.cmd == nil || s.cmd.Process == nil {
-			if s.tr != nil {
-				_ = s.tr.Close()
-			}
-			return
+		if s.cmd != nil && s.cmd.Process != nil {
+			s.stopChild()
+		} else if s.tr != nil {
+			_ = s.tr.Close()
 		}
-		pgid := s.cmd.Process.Pid
-		terminateGroup(pgid)
-		done := make(chan struct{})
-		go func() {
-			_ = s.tr.Close() // closes stdin and reaps the child
-			close(done)
-		}()
-		grace := time.NewTimer(stopGrace)
-		defer grace.Stop()
-		expired := false
-		select {
-		case <-done:
-		case <-grace.C:
-			expired = true
-		}
-		// What is left of the group (the child's own children) has until
-		// the end of the grace period.
-		for !expired && groupAlive(pgid) {
-			select {
-			case <-grace.C:
-				expired = true
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-		if groupAlive(pgid) {
-			killGroup(pgid)
-		}
-		<-done
 	})
 }
 
@@ -514,6 +456,7 @@ func (s *session) request(ctx context.Context, method string, params any) (resul
 		return nil, false, errors.New("the MCP server process is not running")
 	}
 	id := mcp.NewRequestId(fmt.Sprintf("edgemcp-%d", s.nextID.Add(1)))
+	written := s.written.Load()
 	res, err := s.tr.SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION,
 		ID:      id,
@@ -521,10 +464,17 @@ func (s *session) request(ctx context.Context, method string, params any) (resul
 		Params:  params,
 	})
 	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, true, tooLarge(tooBig.Limit)
+		}
 		if errors.Is(err, transport.ErrTransportClosed) {
 			s.broken.Store(true)
 		}
 		sent := !notSent(err)
+		if s.cmd != nil && errors.Is(err, transport.ErrTransportClosed) && s.written.Load() == written {
+			sent = false // the child's output ended before anything was written
+		}
 		if sent && ctx.Err() != nil {
 			s.cancelUpstream(id, ctx.Err())
 		}
