@@ -578,6 +578,7 @@ func (c *conn) call(ctx context.Context, call *pipeline.Call, name string, args 
 		return nil, err
 	}
 	defer release()
+	ctx = context.WithValue(ctx, callerCall{}, call)
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -730,7 +731,8 @@ type credentialTransport struct {
 	base  http.RoundTripper
 	creds []upstream.Credential
 	// caller is the latest call of a per-caller session's caller, whose
-	// token and identity the caller-dependent credentials take; nil on
+	// token and identity the caller-dependent credentials of the session's
+	// own requests take; a call's requests take its own (callOf). Nil on
 	// the shared session.
 	caller func() *pipeline.Call
 }
@@ -742,7 +744,9 @@ func (t *credentialTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	req = req.Clone(req.Context())
 	var call *pipeline.Call
 	if t.caller != nil {
-		call = t.caller()
+		if call = callOf(req.Context()); call == nil {
+			call = t.caller()
+		}
 	}
 	for _, c := range t.creds {
 		if err := c.Apply(req.Context(), req, call); err != nil {
