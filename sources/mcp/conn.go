@@ -68,6 +68,10 @@ type conn struct {
 	backoff   time.Duration // next restart wait of a crashing child
 
 	callers *callers // session per_caller: the callers' sessions (callers.go); nil else
+
+	// The listings again after the server's list_changed, coalesced: a
+	// flood of notices costs two listings, not one each.
+	relistTools, relistCatalog *pipeline.Coalescer
 }
 
 // session is one connected client: for stdio, one child process.
@@ -96,6 +100,7 @@ func open(set *settings, log *zap.Logger) (*conn, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{set: set, log: log, ctx: ctx, cancel: cancel, subs: map[*Source]func(){},
 		watched: map[string]map[string]struct{}{}, onUpdated: map[*Source]func(string, []string){}, backoff: set.backoff}
+	c.relistTools, c.relistCatalog = pipeline.NewCoalescer(c.relist), pipeline.NewCoalescer(c.relistCatalogNow)
 	if set.perCaller {
 		c.callers = newCallers(c, set.maxCallers, set.callerIdle)
 		go c.callers.run()
@@ -407,13 +412,8 @@ func (s *session) initialize(ctx context.Context, c *conn) error {
 	}
 	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
-			// The shared session's list is the source's: a caller's
-			// session that hears of a change has it listed there.
-			on := s
-			if shared := c.current(); s.caller && shared != nil {
-				on = shared
-			}
-			go c.relist(on)
+			// Listed on the shared session, whichever session heard it.
+			c.relistTools.Trigger()
 			return
 		}
 		if n.Method == string(mcp.MethodNotificationResourceUpdated) {
@@ -421,7 +421,7 @@ func (s *session) initialize(ctx context.Context, c *conn) error {
 			return
 		}
 		if !s.caller {
-			c.catalogChanged(s, n) // resources.go
+			c.catalogChanged(n) // resources.go
 		}
 		s.relay.notify(n)
 	})
@@ -640,8 +640,13 @@ func transportFailure(ctx context.Context, err error, broken string) error {
 	return upstream.Failed(broken, err)
 }
 
-// relist fetches the tools again after the server said they changed.
-func (c *conn) relist(s *session) {
+// relist fetches the tools again, on the shared session, after the server
+// said they changed.
+func (c *conn) relist() {
+	s := c.current()
+	if s == nil {
+		return // the next connect lists them
+	}
 	tools, err := s.listTools(c.ctx)
 	if err != nil {
 		c.log.Warn("MCP server's tools/list failed after tools/list_changed", zap.String("server", c.set.describe()), zap.Error(err))
