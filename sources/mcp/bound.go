@@ -92,8 +92,12 @@ type framedBound struct {
 	scan       topLevel
 }
 
+// framedChunk is how much of a message framedBound reads at a time: one
+// is made for each SSE answer to a POST, so it stays small.
+const framedChunk = 16 << 10
+
 func newFramedBound(r io.Reader, max int64, sse bool, log *zap.Logger) *framedBound {
-	return &framedBound{src: bufio.NewReaderSize(r, 64<<10), max: max, sse: sse, log: log}
+	return &framedBound{src: bufio.NewReaderSize(r, framedChunk), max: max, sse: sse, log: log}
 }
 
 func (f *framedBound) Read(p []byte) (int, error) {
