@@ -35,44 +35,39 @@ func BenchmarkLargeResult(b *testing.B) {
 	go srv.Serve(l)
 	b.Cleanup(func() { _ = srv.Close() })
 	exe, _ := os.Executable()
-	for _, tc := range []struct {
-		name string
-		src  *Source
-	}{
-		{"stdio", &Source{Transport: TransportStdio, Command: exe, Args: []string{"-test.run=^$"},
-			Env: map[string]string{"EDGEMCP_MCP_TEST_SERVER": "1"}, RestartBackoff: caddy.Duration(time.Hour)}},
-		{"http", &Source{URL: "http://" + l.Addr().String() + "/mcp", Transport: TransportStreamable}},
+	big := map[string]*pipeline.Tool{}
+	for name, src := range map[string]*Source{
+		"stdio": {Transport: TransportStdio, Command: exe, Args: []string{"-test.run=^$"},
+			Env: map[string]string{"EDGEMCP_MCP_TEST_SERVER": "1"}, RestartBackoff: caddy.Duration(time.Hour)},
+		"http": {URL: "http://" + l.Addr().String() + "/mcp", Transport: TransportStreamable},
 	} {
+		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+		b.Cleanup(cancel)
+		if err := src.Provision(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = src.Cleanup() })
+		tools, _ := src.Tools("l")
+		for _, t := range tools {
+			if t.Original == "big" {
+				big[name] = t
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name, source string
+		bytes        int
+	}{{"stdio", "stdio", size}, {"http", "http", size}, {"stdio 128MiB", "stdio", 128 << 20}} {
 		b.Run(tc.name, func(b *testing.B) {
-			ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-			defer cancel()
-			if err := tc.src.Provision(ctx); err != nil {
-				b.Fatal(err)
-			}
-			defer tc.src.Cleanup()
-			tools, _ := tc.src.Tools("l")
-			var big *pipeline.Tool
-			for _, t := range tools {
-				if t.Original == "big" {
-					big = t
-				}
-			}
-			b.SetBytes(size)
+			tool := big[tc.source]
+			b.SetBytes(int64(tc.bytes))
+			b.ReportAllocs()
 			for b.Loop() {
-				res, err := big.Executor.Execute(context.Background(), &pipeline.Call{Tool: big, Inputs: map[string]any{"bytes": size}})
-				if err != nil || len(res.Native) < size {
+				res, err := tool.Executor.Execute(context.Background(), &pipeline.Call{Tool: tool, Inputs: map[string]any{"bytes": tc.bytes}})
+				if tc.bytes == size && (err != nil || len(res.Native) < size) {
 					b.Fatalf("%v", err)
 				}
 			}
-			if tc.name != "stdio" {
-				return
-			}
-			b.Run("128MiB", func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					_, _ = big.Executor.Execute(context.Background(), &pipeline.Call{Tool: big, Inputs: map[string]any{"bytes": 128 << 20}})
-				}
-			})
 		})
 	}
 }
