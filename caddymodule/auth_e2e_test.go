@@ -56,6 +56,13 @@ func newTestIdP(t testing.TB) *testIdP {
 	return idp
 }
 
+// defaultAuth is the Caddyfile lines that make idp the endpoint's
+// default_auth (provider sso), for an mcp block.
+func (idp *testIdP) defaultAuth() string {
+	return fmt.Sprintf("auth sso jwt {\n\t\t\tjwks_url %s\n\t\t\tissuer %s\n\t\t\taudience %s\n\t\t}\n\t\tdefault_auth sso",
+		idp.jwks.URL, authIssuer, authAudience)
+}
+
 // token signs a token for subject with the given scopes and claims;
 // ttl < 0 makes an expired token.
 func (idp *testIdP) token(t testing.TB, subject, scope string, extra map[string]any, ttl time.Duration) string {

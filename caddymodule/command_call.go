@@ -17,6 +17,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
+
+	"github.com/edgemcp/edgemcp/sources/upstream"
 )
 
 // `caddy mcp call <url> <tool> [key=value ...]` is a small MCP client for
@@ -120,7 +122,7 @@ func callTool(ctx context.Context, url, tool string, pairs []pair, hdr map[strin
 	rec := &errorRecorder{base: http.DefaultTransport}
 	c, err := client.NewStreamableHttpClient(url,
 		transport.WithHTTPHeaders(hdr),
-		transport.WithHTTPBasicClient(&http.Client{Transport: rec}))
+		transport.WithHTTPBasicClient(&http.Client{Transport: rec, CheckRedirect: headersStayOnOrigin}))
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +153,17 @@ func callTool(ctx context.Context, url, tool string, pairs []pair, hdr map[strin
 		return nil, rec.explain("tools/call", err)
 	}
 	return res, nil
+}
+
+// headersStayOnOrigin follows a redirect only within the endpoint's
+// origin: Go's client re-sends the --header values with a redirect, all of
+// them to another port of the same host and all but Authorization and
+// Cookie to another host, and they are often the gateway's key.
+func headersStayOnOrigin(req *http.Request, via []*http.Request) error {
+	if first := via[0].URL; !upstream.SameOrigin(req.URL, first) {
+		return fmt.Errorf("redirect to %s://%s not followed: the headers are for %s only", req.URL.Scheme, req.URL.Host, first.Host)
+	}
+	return upstream.StayOnOrigin(req, via)
 }
 
 // propSchema is the part of an input's JSON Schema used to type a value.
@@ -279,7 +292,7 @@ func (r *errorRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if e := findRPCError(body); e != nil {
 		r.last = e
 	}
-	if resp.StatusCode/100 != 2 {
+	if resp.StatusCode/100 != 2 && resp.StatusCode/100 != 3 { // a redirect not followed says why itself
 		r.httpErr = httpFailure(resp, body)
 	}
 	r.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
@@ -80,6 +81,16 @@ type endpointListing struct {
 	// Resources and Prompts declared (catalog_resources.go).
 	Resources []resourceListing `json:"resources,omitempty"`
 	Prompts   []promptListing   `json:"prompts,omitempty"`
+	// Sources, with who shares their upstream's state.
+	Sources []sourceListing `json:"sources,omitempty"`
+}
+
+// sourceListing is a source by name and type; State says who shares the
+// upstream's state, for a source that keeps any (pipeline.StateSharer).
+type sourceListing struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	State string `json:"state,omitempty"`
 }
 
 // connectorListing is a connector without its DSN.
@@ -249,7 +260,29 @@ func endpointOf(raw json.RawMessage) (endpointListing, error) {
 		e.Tools = append(e.Tools, tl)
 	}
 	e.Resources, e.Prompts = resourcePromptListings(h, connTypes)
+	e.Sources = sourceListings(h)
 	return e, nil
+}
+
+// sourceListings reads each source's module from its JSON, without
+// provisioning it, for what it says of its upstream's state.
+func sourceListings(h Handler) []sourceListing {
+	var out []sourceListing
+	for _, sc := range h.Sources {
+		var head struct {
+			Type string `json:"source"`
+		}
+		_ = json.Unmarshal(sc.SourceRaw, &head)
+		sl := sourceListing{Name: sc.Name, Type: head.Type}
+		if info, err := caddy.GetModule("mcp.sources." + head.Type); err == nil {
+			mod := info.New()
+			if sharer, ok := mod.(pipeline.StateSharer); ok && json.Unmarshal(sc.SourceRaw, mod) == nil {
+				sl.State = sharer.StateSharing(h.DefaultAuth != nil)
+			}
+		}
+		out = append(out, sl)
+	}
+	return out
 }
 
 func annotationList(a *AnnotationsConfig) []string {
@@ -363,6 +396,13 @@ func writeEndpoints(out io.Writer, endpoints []endpointListing) {
 			writeTool(out, t)
 		}
 		writeResourcesAndPrompts(out, e)
+		for _, s := range e.Sources {
+			state := ""
+			if s.State != "" {
+				state = ": state " + s.State
+			}
+			fmt.Fprintf(out, "  source %s %s%s\n", s.Name, s.Type, state)
+		}
 	}
 }
 

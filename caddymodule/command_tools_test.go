@@ -152,3 +152,37 @@ func TestMCPToolsIdentity(t *testing.T) {
 		t.Errorf("--json from_identity: %s", got)
 	}
 }
+
+// `caddy mcp tools` says who shares an MCP source's upstream state: a
+// stdio source's one child serves every caller; an HTTP source behind
+// default_auth keeps a session per caller unless it says session shared
+// (docs/sources.md, MCP servers).
+func TestMCPToolsSourceState(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "Caddyfile")
+	writeFile(t, file, `localhost {
+	mcp /mcp {
+		auth keys api_key {
+			key abcdefghijklmnopqrstuvwxyz
+		}
+		default_auth keys
+		source files mcp stdio npx -y @modelcontextprotocol/server-filesystem /srv
+		source mine mcp https://mcp.example.com/mcp
+		source all mcp https://mcp.example.com/mcp {
+			session shared
+		}
+	}
+}`)
+	out, errOut, err := runMCPCommand(t, "tools", "--config", file, "--adapter", "caddyfile")
+	if err != nil {
+		t.Fatalf("mcp tools: %v\n%s", err, errOut)
+	}
+	for _, want := range []string{
+		"source files mcp: state shared by every caller: one child process serves them all",
+		"source mine mcp: state one upstream session per caller",
+		"source all mcp: state shared by every caller: one upstream session serves them all",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -113,7 +113,7 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 			JSONRPC string                   `json:"jsonrpc"`
 			ID      json.RawMessage          `json:"id"`
 			Error   *mcp.JSONRPCErrorDetails `json:"error"`
-		}{"2.0", st.rawID, &mcp.JSONRPCErrorDetails{Code: perr.Code, Message: perr.Error()}})
+		}{"2.0", st.rawID, errorObject(perr)})
 		msg = append(msg, '\n')
 	} else {
 		msg = resultMessage(st.rawID, raw)

@@ -32,7 +32,7 @@ import (
 type encodedTools struct {
 	once  sync.Once
 	tools []*pipeline.Tool // sorted by name, as mcp-go lists them
-	enc   [][]byte         // json.Marshal(mcpTool(tools[i]))
+	enc   [][]byte         // toolEntry(tools[i])
 	err   error
 }
 
@@ -41,7 +41,7 @@ func (e *encodedTools) build(engine *pipeline.Engine) {
 	slices.SortFunc(e.tools, func(a, b *pipeline.Tool) int { return strings.Compare(a.Name, b.Name) })
 	e.enc = make([][]byte, len(e.tools))
 	for i, t := range e.tools {
-		if e.enc[i], e.err = json.Marshal(mcpTool(t)); e.err != nil {
+		if e.enc[i], e.err = toolEntry(t); e.err != nil {
 			return
 		}
 	}

@@ -25,11 +25,22 @@ import (
 // clientSessions are the initialized sessions of the endpoint's mcp-go
 // server, by id, recorded by its session hooks: mcp-go does not look its
 // sessions up for others.
-type clientSessions struct{ m sync.Map }
+type clientSessions struct {
+	m       sync.Map
+	leveled sync.Map // ids of the sessions that set a log level (logPasses)
+}
 
 func (c *clientSessions) hooks(hooks *server.Hooks) {
 	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) { c.m.Store(s.SessionID(), s) })
-	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { c.m.CompareAndDelete(s.SessionID(), s) })
+	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
+		c.m.CompareAndDelete(s.SessionID(), s)
+		c.leveled.Delete(s.SessionID())
+	})
+	hooks.AddAfterSetLevel(func(ctx context.Context, _ any, _ *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
+		if s := server.ClientSessionFromContext(ctx); s != nil {
+			c.leveled.Store(s.SessionID(), struct{}{})
+		}
+	})
 }
 
 func (c *clientSessions) get(id string) server.ClientSession {
@@ -47,14 +58,15 @@ func (h *Handler) directPeerFor(w http.ResponseWriter, r *http.Request) *directP
 	if sess == nil || takesRequests(sessionCapabilities(sess)) || !acceptsEventStream(r) {
 		return nil
 	}
-	return &directPeer{w: w, srv: h.mcp, sess: sess}
+	return &directPeer{w: w, srv: h.mcp, sess: sess, sessions: h.clientSessions}
 }
 
 // directPeer is a direct call's downstream client (pipeline.Peer).
 type directPeer struct {
-	w    http.ResponseWriter
-	srv  *server.MCPServer
-	sess server.ClientSession
+	w        http.ResponseWriter
+	srv      *server.MCPServer
+	sess     server.ClientSession
+	sessions *clientSessions
 
 	mu       sync.Mutex
 	upgraded bool // the answer is an event stream
@@ -70,26 +82,19 @@ func (p *directPeer) Progress(float64, *float64, string) error { return nil }
 // Log writes the message to the answer, as mcp-go's POST handler does
 // while the call runs; after the result, it goes to the session's queue
 // (its GET stream), as mcpPeer's does.
-func (p *directPeer) Log(level, logger string, data any) error {
-	n := mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), logger, data)
+func (p *directPeer) Log(level string, params map[string]any) error {
+	ctx := p.srv.WithContext(context.Background(), p.sess)
+	if !p.sessions.logPasses(ctx, p.sess, mcp.LoggingLevel(level)) {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.answered {
-		err := p.srv.SendLogMessageToClient(p.srv.WithContext(context.Background(), p.sess), n)
-		if errors.Is(err, server.ErrSessionDoesNotSupportLogging) {
-			return nil
-		}
-		return err
-	}
-	sl, ok := p.sess.(server.SessionWithLogging)
-	if !ok || !n.Params.Level.ShouldSendTo(sl.GetLogLevel()) {
-		return nil
+		return p.srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationMessage), params)
 	}
 	return p.writeEvent(mcp.JSONRPCNotification{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		Notification: mcp.Notification{Method: n.Method, Params: mcp.NotificationParams{
-			AdditionalFields: map[string]any{"level": n.Params.Level, "logger": n.Params.Logger, "data": n.Params.Data},
-		}},
+		JSONRPC:      mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{Method: string(mcp.MethodNotificationMessage), Params: mcp.NotificationParams{AdditionalFields: params}},
 	})
 }
 

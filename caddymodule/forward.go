@@ -24,13 +24,13 @@ import (
 // withPeer returns ctx carrying the calling session as the call's peer,
 // when the call has a session, and the function to run before the
 // handler returns its result.
-func withPeer(ctx context.Context, req mcp.CallToolRequest) (context.Context, func()) {
+func withPeer(ctx context.Context, req mcp.CallToolRequest, sessions *clientSessions) (context.Context, func()) {
 	srv := server.ServerFromContext(ctx)
 	sess := server.ClientSessionFromContext(ctx)
 	if srv == nil || sess == nil {
 		return ctx, func() {}
 	}
-	p := &mcpPeer{ctx: ctx, srv: srv, sess: sess}
+	p := &mcpPeer{ctx: ctx, srv: srv, sess: sess, sessions: sessions}
 	if m := req.Params.Meta; m != nil && m.ProgressToken != nil {
 		p.token = m.ProgressToken
 	}
@@ -60,11 +60,12 @@ func (p *mcpPeer) settle() {
 // mcpPeer is one call's downstream client. ctx is the call's handler
 // context: mcp-go finds the session (and the request's SSE stream) there.
 type mcpPeer struct {
-	ctx   context.Context
-	srv   *server.MCPServer
-	sess  server.ClientSession
-	token mcp.ProgressToken
-	sent  atomic.Bool // a notification was queued
+	ctx      context.Context
+	srv      *server.MCPServer
+	sess     server.ClientSession
+	sessions *clientSessions // which sessions set a log level
+	token    mcp.ProgressToken
+	sent     atomic.Bool // a notification was queued
 }
 
 func (p *mcpPeer) SessionID() string  { return p.sess.SessionID() }
@@ -86,14 +87,30 @@ func (p *mcpPeer) Progress(progress float64, total *float64, message string) err
 	return err
 }
 
-func (p *mcpPeer) Log(level, logger string, data any) error {
-	n := mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), logger, data)
-	err := p.srv.SendLogMessageToClient(p.ctx, n)
-	if errors.Is(err, server.ErrSessionDoesNotSupportLogging) {
+func (p *mcpPeer) Log(level string, params map[string]any) error {
+	if !p.sessions.logPasses(p.ctx, p.sess, mcp.LoggingLevel(level)) {
 		return nil
 	}
+	err := p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationMessage), params)
 	p.sent.Store(p.sent.Load() || err == nil)
 	return err
+}
+
+// logPasses reports whether an upstream's log message at level reaches
+// the client of ctx's request (docs/sources.md, MCP servers): on
+// 2026-07-28 by the level the request asked for (none: no message), else
+// by the level the session set with logging/setLevel. A session that set
+// none gets every message the server chose to send, as it would directly
+// (mcp-go's own default would hold back everything below error).
+func (c *clientSessions) logPasses(ctx context.Context, sess server.ClientSession, level mcp.LoggingLevel) bool {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.LogLevel != "" && level.ShouldSendTo(info.LogLevel)
+	}
+	if _, set := c.leveled.Load(sess.SessionID()); !set {
+		return true
+	}
+	sl, ok := sess.(server.SessionWithLogging)
+	return ok && level.ShouldSendTo(sl.GetLogLevel())
 }
 
 // Request forwards a client request through mcp-go, which writes it to

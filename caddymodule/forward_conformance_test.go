@@ -3,8 +3,8 @@
 package caddymodule
 
 import (
-	"bufio"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,24 +33,8 @@ var conformanceScenarios = []string{
 // suite's fixtures on the TypeScript SDK) and returns its endpoint.
 func startConformanceUpstream(t *testing.T) string {
 	t.Helper()
-	dir := nodeDir(t)
 	port := freePort(t)
-	cmd := exec.Command(node22(t, dir), filepath.Join(dir, "conformance-upstream.mjs"), fmt.Sprint(port))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "listening") {
-		t.Fatalf("conformance-upstream did not start: %q %v", line, err)
-	}
+	startNodeServer(t, "conformance-upstream.mjs", port)
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }
 
@@ -111,5 +95,64 @@ func TestConformanceThroughMCPSource(t *testing.T) {
 	}
 	if len(both) < len(conformanceScenarios) {
 		t.Errorf("only %d scenarios pass both ways", len(both))
+	}
+}
+
+// startMCPGoConformance builds and runs mcp-go's own conformance fixture
+// server (examples/conformance in mcp-go's module), which takes
+// subscriptions to test://watched-resource without listing it.
+func startMCPGoConformance(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "conformance")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/mark3labs/mcp-go/examples/conformance").CombinedOutput(); err != nil {
+		t.Fatalf("building mcp-go's conformance server: %v\n%s", err, out)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "CONFORMANCE_ADDR="+addr)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	waitFor(t, "mcp-go's conformance server", func() bool {
+		res, err := http.Get("http://" + addr + "/health")
+		if err == nil {
+			res.Body.Close()
+		}
+		return err == nil && res.StatusCode == http.StatusOK
+	})
+	return "http://" + addr + "/mcp"
+}
+
+// TestConformanceSubscribeUnlistedURI: the suite's resources-subscribe and
+// resources-unsubscribe scenarios subscribe to test://watched-resource,
+// which mcp-go's fixture takes but does not list. Through the gateway with
+// two sources whose servers both take subscriptions, the subscription goes
+// to the source that owns the test scheme (docs/sources.md, MCP servers,
+// Resources), and both scenarios pass as they do directly.
+func TestConformanceSubscribeUnlistedURI(t *testing.T) {
+	up := startMCPGoConformance(t)
+	node, script := everything(t)
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source conf mcp %s {
+			prefix off
+			required
+		}
+		source ev mcp stdio %s %s stdio {
+			required
+		}
+	}
+}`, up, node, script))
+	scenarios := []string{"resources-subscribe", "resources-unsubscribe"}
+	direct, _ := runConformance(t, up, scenarios)
+	proxied, out := runConformance(t, g.URL, scenarios)
+	for _, s := range scenarios {
+		if !direct[s] || !proxied[s] {
+			t.Errorf("%s: directly %v, through the gateway %v\n%s", s, direct[s], proxied[s], indent(out))
+		}
 	}
 }

@@ -49,10 +49,12 @@ type mcpTooly struct {
 // TestMCPSourceForwardsToClient: server-everything, as a stdio child and
 // over streamable HTTP, behind the gateway, driven by the official
 // TypeScript SDK client: its progress arrives under the client's own
-// progressToken, its sampling, elicitation and roots requests reach the
-// client and the client's answers reach the tool, its log messages reach
-// the client's session, and a call the client cancels at its first
-// progress notification ends without harm to the next call.
+// progressToken, its sampling and elicitation requests reach the client
+// and the client's answers reach the tool, its log messages reach the
+// client's session, and a call the client cancels at its first progress
+// notification ends without harm to the next call. The client's roots do
+// not reach a session every caller shares: the gateway does not declare
+// roots there, so the server does not list get-roots-list.
 func TestMCPSourceForwardsToClient(t *testing.T) {
 	dir := nodeDir(t)
 	node, script := everything(t)
@@ -78,7 +80,7 @@ func TestMCPSourceForwardsToClient(t *testing.T) {
 		{"op":"call","name":"%[1]s_trigger-long-running-operation","arguments":{"duration":0.2,"steps":2},"progress":true},
 		{"op":"call","name":"%[1]s_trigger-sampling-request","arguments":{"prompt":"the answer?","maxTokens":10}},
 		{"op":"call","name":"%[1]s_trigger-elicitation-request","arguments":{}},
-		{"op":"call","name":"%[1]s_get-roots-list","arguments":{}},
+		{"op":"call","name":"%[1]s_toggle-simulated-logging","arguments":{}},
 		{"op":"call","name":"%[1]s_trigger-long-running-operation","arguments":{"duration":60,"steps":60},"cancelOnProgress":true},
 		{"op":"call","name":"%[1]s_echo","arguments":{"message":"still here"}}
 	]
@@ -95,11 +97,15 @@ func TestMCPSourceForwardsToClient(t *testing.T) {
 				listed[tl.Name] = true
 			}
 			// server-everything lists these only to a client that declared
-			// sampling, elicitation and roots: the gateway does upstream.
-			for _, want := range []string{"_trigger-sampling-request", "_trigger-elicitation-request", "_get-roots-list"} {
+			// sampling, elicitation and roots: the gateway declares the
+			// first two upstream, and roots only on a caller's own session.
+			for _, want := range []string{"_trigger-sampling-request", "_trigger-elicitation-request"} {
 				if !listed[ns+want] {
 					t.Errorf("tools/list lacks %s%s", ns, want)
 				}
+			}
+			if listed[ns+"_get-roots-list"] {
+				t.Errorf("the gateway declared roots on a session every caller shares")
 			}
 
 			// Two steps, two notifications upstream. The last one comes
@@ -128,9 +134,6 @@ func TestMCPSourceForwardsToClient(t *testing.T) {
 			if got := stepText(4); !strings.Contains(got, "Name: Ada Lovelace") || !strings.Contains(got, "Agreed to terms: true") {
 				t.Errorf("elicitation result: %s", got)
 			}
-			if got := stepText(5); !strings.Contains(got, "file:///work/ada") || !strings.Contains(got, "ada's work") {
-				t.Errorf("roots result: %s", got)
-			}
 			methods := map[string]int{}
 			for _, r := range run.Requests {
 				methods[r.Method]++
@@ -141,13 +144,14 @@ func TestMCPSourceForwardsToClient(t *testing.T) {
 					t.Errorf("elicitation request as the client got it: %s", r.Params)
 				}
 			}
-			if methods["sampling/createMessage"] != 1 || methods["elicitation/create"] != 1 || methods["roots/list"] != 1 {
+			if methods["sampling/createMessage"] != 1 || methods["elicitation/create"] != 1 || methods["roots/list"] != 0 {
 				t.Errorf("requests the client answered: %v", methods)
 			}
-			// get-roots-list logs the roots it received (info) to its client.
+			// toggle-simulated-logging sends its first message (of a
+			// random level: the client asked for debug) right away.
 			found := false
 			for _, l := range run.Logs {
-				if s, _ := l.Data.(string); strings.Contains(s, "Roots updated: 1 root(s)") {
+				if s, _ := l.Data.(string); strings.Contains(s, "-level message") || strings.Contains(s, "level-message") {
 					found = true
 				}
 			}
@@ -224,5 +228,46 @@ func TestMCPSourceLargeToolsList(t *testing.T) {
 	}
 	if r := s.call(t, "up_t1199", map[string]any{}).tool(t); len(r.Content) != 1 || r.Content[0].Text != "ran t1199" {
 		t.Errorf("up_t1199: %+v", r)
+	}
+}
+
+// TestMCPSourceLogsWithoutLevel: the log messages an upstream sends during
+// a call reach a client that never set a log level, as they would directly
+// (mcp-go's own default would hold back everything below error), over a
+// stdio and an HTTP source; a client that set a level gets only those at
+// or above it.
+func TestMCPSourceLogsWithoutLevel(t *testing.T) {
+	dir := nodeDir(t)
+	node := node22(t, dir)
+	up := startConformanceUpstream(t)
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source web mcp %s
+		source local mcp stdio %s %s/conformance-upstream.mjs --stdio
+	}
+}`, up, node, dir))
+	for _, ns := range []string{"web", "local"} {
+		for _, level := range []string{"", "warning"} {
+			steps := fmt.Sprintf(`[{"op":"call","name":"%s_test_tool_with_logging","arguments":{}}]`, ns)
+			if level != "" {
+				steps = fmt.Sprintf(`[{"op":"set_level","level":%q},{"op":"call","name":"%s_test_tool_with_logging","arguments":{}}]`, level, ns)
+			}
+			out, err := sdkClientRunner(t, dir, g.URL, steps)(nil)
+			var run forwardRun
+			if err != nil || json.Unmarshal(out, &run) != nil {
+				t.Fatalf("sdk-client: %v\n%s", err, out)
+			}
+			var got []string
+			for _, l := range run.Logs {
+				got = append(got, fmt.Sprint(l.Data))
+			}
+			want := []string{"Tool execution started", "Tool processing data", "Tool execution completed"}
+			if level != "" {
+				want = nil // the fixture logs at info
+			}
+			if strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Errorf("%s, level %q: log messages %q, want %q", ns, level, got, want)
+			}
+		}
 	}
 }

@@ -203,3 +203,196 @@ func TestGraphQLSourceTypeScriptSDK(t *testing.T) {
 		t.Errorf("refused document: %+v %+v", e.Error, e.Result)
 	}
 }
+
+// TestGraphQLSourceSetHoldsEndToEnd: `set tenant {{ auth.subject }}` on a
+// GraphQL source whose raw query tool is on holds for every caller on
+// every tool, through Caddy: tenant acme's documents that name another
+// tenant (inline, by a variable, under an alias, in a fragment, in a
+// select) are refused with -32000 naming the argument and never reach the
+// endpoint; those that leave it out get acme's orders only, at the root
+// and nested; a mutation hidden behind operationName is refused.
+func TestGraphQLSourceSetHoldsEndToEnd(t *testing.T) {
+	up := graphqllib.Start(t)
+	t.Setenv("EDGEMCP_TEST_KEY_ACME", "acme-key-0123456789abcdef")
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		auth keys api_key {
+			key {env.EDGEMCP_TEST_KEY_ACME} {
+				subject acme
+			}
+		}
+		default_auth keys
+		source lib graphql %s {
+			set tenant {{ auth.subject }}
+			mutations off
+			retries 0
+		}
+	}
+}`, up.URL))
+	hdr := map[string]string{"X-API-Key": "acme-key-0123456789abcdef"}
+	s := authSession(t, g, "2025-06-18", hdr)
+	call := func(tool string, args any) rpcResponse {
+		s.nextID++
+		a, _ := json.Marshal(args)
+		r, _ := s.postWith(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, s.nextID, tool, a), hdr)
+		return r
+	}
+	before := len(up.Requests())
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"lib_query", map[string]any{"query": `{ orders(tenant: "globex") { id tenant item } }`}},
+		{"lib_query", map[string]any{"query": `query Q($t: String!) { orders(tenant: $t) { tenant } }`, "variables": map[string]any{"t": "globex"}}},
+		{"lib_query", map[string]any{"query": `{ mine: orders { tenant } theirs: orders(tenant: "globex") { tenant } }`}},
+		{"lib_query", map[string]any{"query": `{ customer(id: "c1") { ...F } } fragment F on Customer { orders(tenant: "globex") { tenant } }`}},
+		{"lib_query", map[string]any{"query": `query A { count } query B { orders(tenant: "globex") { tenant } }`, "operationName": "B"}},
+		{"lib_customer", map[string]any{"id": "c1", "select": `{ orders(tenant: "globex") { tenant } }`}},
+	} {
+		r := call(tc.tool, tc.args)
+		if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, `argument "tenant"`) {
+			t.Errorf("%s %v: %+v %s, want -32000 naming the argument", tc.tool, tc.args, r.Error, r.Result)
+		}
+	}
+	r := call("lib_orders", map[string]any{"tenant": "globex"})
+	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, `unknown input "tenant"`) {
+		t.Errorf("lib_orders with tenant: %+v", r.Error)
+	}
+	r = call("lib_query", map[string]any{"query": `mutation M { addBook(input: {title: "x", genre: FICTION, authorId: "a1"}) { id } } query Q { count }`, "operationName": "Q"})
+	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "mutations are off") {
+		t.Errorf("hidden mutation: %+v", r.Error)
+	}
+	if n := len(up.Requests()) - before; n != 0 {
+		t.Errorf("%d refused calls reached the endpoint", n)
+	}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"lib_query", map[string]any{"query": `{ orders { id tenant } customer(id: "c1") { orders { tenant } } }`}},
+		{"lib_orders", map[string]any{}},
+		{"lib_customer", map[string]any{"id": "c1"}},
+		{"lib_customer", map[string]any{"id": "c1", "select": `{ o: orders { tenant } }`}},
+	} {
+		res := call(tc.tool, tc.args).tool(t)
+		text := res.Content[0].Text
+		if !strings.Contains(text, `"tenant":"acme"`) || strings.Contains(text, "globex") {
+			t.Errorf("%s %v: %s, want acme's orders only", tc.tool, tc.args, text)
+		}
+		if last := up.Last(); last.Variables["tenant"] != "acme" {
+			t.Errorf("%s: the endpoint got %v", tc.tool, last.Variables)
+		}
+	}
+}
+
+// TestGraphQLSourceGitHubSchema: GitHub's GraphQL schema (npm
+// @octokit/graphql-schema) served by graphql-yoga on graphql-js, the
+// reference implementation, becomes a source by introspection; every
+// tool, queries and mutations, called through Caddy with its required
+// arguments, sends a document graphql-js accepts and answers; search,
+// whose union members disagree on logoUrl's and name's nullability,
+// answers with its edges' nodes under the fields' own names; repository, which GitHub answers
+// with null and an error on its path for a repository that does not
+// exist, is -32000 with GitHub's message.
+func TestGraphQLSourceGitHubSchema(t *testing.T) {
+	port := freePort(t)
+	startNodeServer(t, "graphql-github.mjs", port)
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source gh graphql http://127.0.0.1:%d/graphql {
+			required
+			retries 0
+		}
+	}
+}`, port))
+	c := g.mcpClient(t)
+	list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tools) < 250 {
+		t.Fatalf("%d tools", len(list.Tools))
+	}
+	s := g.rawSession(t, "2025-06-18")
+	failed := 0
+	for _, tl := range list.Tools {
+		if tl.Name == "gh_query" {
+			continue
+		}
+		var schema map[string]any
+		b, _ := json.Marshal(tl.InputSchema)
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatal(err)
+		}
+		r := s.call(t, tl.Name, exampleOf(schema))
+		if tl.Name == "gh_repository" {
+			if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "Could not resolve to a Repository with the name 'text/text'. (at repository)") {
+				t.Errorf("repository: %+v %s", r.Error, r.Result)
+			}
+			continue
+		}
+		if r.Error != nil || strings.Contains(string(r.Result), `"isError":true`) || strings.Contains(string(r.Result), `\"errors\"`) {
+			failed++
+			t.Errorf("%s: %+v %.300s", tl.Name, r.Error, r.Result)
+		}
+	}
+	t.Logf("%d tools called, %d failed", len(list.Tools)-1, failed)
+	r := s.call(t, "gh_search", map[string]any{"query": "x", "type": "USER"}).tool(t)
+	var search struct {
+		Edges []struct {
+			Node map[string]any `json:"node"`
+		} `json:"edges"`
+		Nodes []map[string]any
+	}
+	if err := json.Unmarshal([]byte(r.Content[0].Text), &search); err != nil || len(search.Edges) != 3 {
+		t.Fatalf("search: %s %v", r.Content[0].Text, err)
+	}
+	for _, e := range search.Edges {
+		search.Nodes = append(search.Nodes, e.Node)
+	}
+	app, listing, org := search.Nodes[0], search.Nodes[1], search.Nodes[2]
+	if app["logoUrl"] != "https://github.com/app.png" || app["name"] != "an app" ||
+		listing["__typename"] != "MarketplaceListing" || listing["name"] != "a listing" || listing["logoUrl"] != nil ||
+		org["login"] != "an-org" || org["name"] != nil {
+		t.Errorf("search nodes: %v", search.Nodes)
+	}
+	for _, n := range search.Nodes {
+		for k := range n {
+			if strings.Contains(k, "_MarketplaceListing") || strings.Contains(k, "_Organization") {
+				t.Errorf("search: an alias %q in %v", k, n)
+			}
+		}
+		if _, ok := n["logoUrl"]; !ok && n["__typename"] != "Organization" {
+			t.Errorf("search: no logoUrl in %v", n)
+		}
+	}
+}
+
+// exampleOf is a value a JSON Schema of the gateway's tools accepts: its
+// required properties only, an enum's first value, an empty list, and a
+// date for a custom scalar (which any string satisfies).
+func exampleOf(schema map[string]any) any {
+	if enum, ok := schema["enum"].([]any); ok && len(enum) > 0 {
+		return enum[0]
+	}
+	switch schema["type"] {
+	case "string":
+		return "text"
+	case "integer", "number":
+		return 1
+	case "boolean":
+		return true
+	case "array":
+		return []any{}
+	case "object":
+		props, _ := schema["properties"].(map[string]any)
+		out := map[string]any{}
+		req, _ := schema["required"].([]any)
+		for _, name := range req {
+			p, _ := props[name.(string)].(map[string]any)
+			out[name.(string)] = exampleOf(p)
+		}
+		return out
+	}
+	return "2026-01-01T00:00:00Z"
+}

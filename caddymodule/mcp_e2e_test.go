@@ -326,8 +326,10 @@ func TestMCPSourceHTTPEndToEnd(t *testing.T) {
 	if r := s.call(t, "ev_get-structured-content", map[string]any{"location": "New York"}).tool(t); string(r.StructuredContent["temperature"]) != "33" {
 		t.Errorf("structuredContent over streamable HTTP: %+v", r)
 	}
+	// The upstream's JSON-RPC error reaches the caller as it was sent:
+	// its code and message, no stage prefix (docs/caddyfile.md, Errors).
 	r := s.call(t, "sec_fail", map[string]any{})
-	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "the disk is on fire") {
+	if r.Error == nil || r.Error.Code != -32603 || r.Error.Message != "the disk is on fire" {
 		t.Errorf("upstream JSON-RPC error: %+v", r.Error)
 	}
 	if got, _ := auth.Load().(string); got != "Bearer up-secret|t1" {

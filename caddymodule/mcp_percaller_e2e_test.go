@@ -181,3 +181,99 @@ func TestMCPSourcePerCallerCredential(t *testing.T) {
 		t.Errorf("carol: %+v", r.Error)
 	}
 }
+
+// TestMCPSourceSessionDefault: behind default_auth, an HTTP MCP source
+// with no session setting keeps one upstream session per verified caller
+// (docs/sources.md, MCP servers), so one caller's upstream state never
+// shows to another; `session shared` is the explicit choice of one
+// session for every caller.
+func TestMCPSourceSessionDefault(t *testing.T) {
+	up := testservices.StartSessionUpstream(t)
+	t.Setenv("EDGEMCP_TEST_KEY_ALICE", "alice-session-default-key")
+	t.Setenv("EDGEMCP_TEST_KEY_BOB", "bob-session-default-key-2")
+	conf := func(session string) string {
+		return fmt.Sprintf(`SITE {
+	mcp /mcp {
+		auth keys api_key {
+			key {env.EDGEMCP_TEST_KEY_ALICE} {
+				subject alice
+			}
+			key {env.EDGEMCP_TEST_KEY_BOB} {
+				subject bob
+			}
+		}
+		default_auth keys
+		source notes mcp %s {
+			credential bearer list-token
+			%s
+		}
+	}
+}`, up.URL, session)
+	}
+	count := func(g *gateway, key string) testservices.Count {
+		t.Helper()
+		s := authSession(t, g, "2025-06-18", map[string]string{"X-API-Key": key})
+		r := s.call(t, "notes_count")
+		if r.Error != nil {
+			t.Fatalf("count: %+v", r.Error)
+		}
+		return testservices.ParseCount(t, r.Result)
+	}
+	g := startGateway(t, conf(""))
+	alice, bob := count(g, "alice-session-default-key"), count(g, "bob-session-default-key-2")
+	if alice.Session == bob.Session || alice.N != 1 || bob.N != 1 {
+		t.Errorf("default behind default_auth: alice %+v and bob %+v share an upstream session", alice, bob)
+	}
+	if err := g.load(conf("session shared")); err != nil {
+		t.Fatal(err)
+	}
+	alice, bob = count(g, "alice-session-default-key"), count(g, "bob-session-default-key-2")
+	if alice.Session != bob.Session {
+		t.Errorf("session shared: alice %+v and bob %+v have sessions of their own", alice, bob)
+	}
+}
+
+// TestMCPSourceRootsPerCaller: a client's roots reach an upstream session
+// of its caller's own (session per_caller) when the server asks during
+// the caller's call, and never a session every caller shares
+// (docs/sources.md, MCP servers, Roots), where the gateway does not declare roots.
+func TestMCPSourceRootsPerCaller(t *testing.T) {
+	dir := nodeDir(t)
+	up := startConformanceUpstream(t) // its test_roots asks its client for roots
+	t.Setenv("EDGEMCP_TEST_KEY_ALICE", "alice-roots-test-key-0001")
+	conf := func(session string) string {
+		return fmt.Sprintf(`SITE {
+	mcp /mcp {
+		auth keys api_key {
+			key {env.EDGEMCP_TEST_KEY_ALICE} {
+				subject alice
+			}
+		}
+		default_auth keys
+		source conf mcp %s {
+			%s
+		}
+	}
+}`, up, session)
+	}
+	steps := `{"client": {"roots": [{"uri":"file:///home/alice/project","name":"alice's project"}]},
+	"steps": [{"op":"call","name":"conf_test_roots","arguments":{}}]}`
+	run := func(g *gateway) string {
+		t.Helper()
+		out, err := sdkClientRunner(t, dir, g.URL, steps)(map[string]string{"X-API-Key": "alice-roots-test-key-0001"})
+		if err != nil {
+			t.Fatalf("sdk-client: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	g := startGateway(t, conf("session per_caller"))
+	if got := run(g); !strings.Contains(got, "file:///home/alice/project") {
+		t.Errorf("per_caller: the caller's roots did not reach its upstream session: %s", got)
+	}
+	if err := g.load(conf("session shared")); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(g); strings.Contains(got, "file:///home/alice/project") || !strings.Contains(got, "roots are not forwarded") {
+		t.Errorf("shared: the server got roots, or no refusal: %s", got)
+	}
+}

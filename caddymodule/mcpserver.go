@@ -32,8 +32,9 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithToolHandlerMiddleware(withRoundTrip), // approval.go
 	}, h.resourcePromptOptions()...) // resources_serve.go
 	hooks := &server.Hooks{}
-	h.resourceHooks(hooks)  // resources.go
-	h.subscribeHooks(hooks) // subscribe.go
+	h.resourceHooks(hooks)    // resources.go
+	h.subscribeHooks(hooks)   // subscribe.go
+	h.instructionHooks(hooks) // upstream_catalog.go
 	h.clientSessions = &clientSessions{}
 	h.clientSessions.hooks(hooks) // direct_peer.go
 	opts = append(opts, server.WithHooks(hooks))
@@ -82,12 +83,30 @@ func mcpTool(t *pipeline.Tool) mcp.Tool {
 	}
 }
 
+// toolEntry is the tools/list entry of a compiled tool: its own Listing
+// with the gateway's name and input schema spliced in (passthrough.go),
+// else mcp-go's encoding of mcpTool.
+func toolEntry(t *pipeline.Tool) (json.RawMessage, error) {
+	if t.Listing == nil {
+		return json.Marshal(mcpTool(t))
+	}
+	name, err := json.Marshal(t.Name)
+	if err != nil {
+		return nil, err
+	}
+	out, err := withJSONMember(t.Listing, "name", name)
+	if err != nil {
+		return nil, err
+	}
+	return withJSONMember(out, "inputSchema", t.Schema())
+}
+
 // toolHandler is the mcp-go handler of one tool. A pipeline failure is
 // recorded on the request's call state, where the response writer (wire.go)
 // turns mcp-go's generic -32603 into the documented code.
 func (h *Handler) toolHandler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx, settle := withPeer(ctx, req) // forward.go
+		ctx, settle := withPeer(ctx, req, h.clientSessions) // forward.go
 		defer settle()
 		st := callStateFrom(ctx)
 		args := req.GetArguments()

@@ -288,7 +288,7 @@ func (h *Handler) describeTool(ctx context.Context, req mcp.CallToolRequest) (*m
 	}
 	// mcp.Tool has its own MarshalJSON, which an embedding would promote
 	// and lose the source by; the tool's JSON gets the source added.
-	raw, err := json.Marshal(mcpTool(t))
+	raw, err := toolEntry(t)
 	if err != nil {
 		return nil, err
 	}

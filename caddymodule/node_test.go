@@ -1,7 +1,9 @@
 package caddymodule
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +38,30 @@ func node22(t *testing.T, dir string) string {
 		t.Fatalf("node 22 missing at %s: run `npm ci` in %s", n, dir)
 	}
 	return n
+}
+
+// startNodeServer runs a server script of tests/node with Node 22, giving
+// it port, until the test ends; it returns once the script prints
+// "listening".
+func startNodeServer(t *testing.T, script string, port int) {
+	t.Helper()
+	dir := nodeDir(t)
+	cmd := exec.Command(node22(t, dir), filepath.Join(dir, script), fmt.Sprint(port))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "listening") {
+		t.Fatalf("%s did not start: %q %v", script, line, err)
+	}
 }
 
 type sdkStep struct {

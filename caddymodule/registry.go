@@ -21,6 +21,9 @@ type registry struct {
 	search *toolIndex          // discovery search (metatools.go); nil: tools/list lists every tool
 	// headerBound: tools a modern call of which is left to mcp-go (direct_modern.go).
 	headerBound map[string]bool
+	// listings: some tool has a Listing of its own, which replaces mcp-go's
+	// entry in a tools/list answer (passthrough.go).
+	listings bool
 }
 
 // liveTools holds the current version; it is shared by pointer (a
@@ -58,6 +61,7 @@ func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
 		r.search = newToolIndex(engine, h.Discovery.Pin)
 	}
 	for _, t := range tools {
+		r.listings = r.listings || t.Listing != nil
 		o := &toolObs{name: t.Name, connector: t.Source, metrics: newToolMetrics(t.Name)}
 		o.connectorType = h.connTypes[t.Source]
 		r.obs[t.Name] = o

@@ -433,7 +433,7 @@ func (h *Handler) resourceHooks(hooks *server.Hooks) {
 	})
 	hooks.AddAfterListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
 		res.ResourceTemplates = slices.DeleteFunc(res.ResourceTemplates, func(t mcp.ResourceTemplate) bool {
-			return t.URITemplate != nil && !h.resourceAllowed(ctx, t.URITemplate.Raw())
+			return t.URITemplate != nil && (t.URITemplate.Raw() == catchAllTemplate || !h.resourceAllowed(ctx, t.URITemplate.Raw()))
 		})
 	})
 }

@@ -134,7 +134,7 @@ func (c promptCompleter) CompletePromptArgument(ctx context.Context, name string
 	p := c.h.promptByName[name]
 	if p == nil {
 		if ref, ok := c.h.upstream.p.Load().promptOrigin[name]; ok {
-			return forwardComplete(ctx, ref.src, map[string]any{"type": "ref/prompt", "name": ref.original}, arg, cctx)
+			return c.h.forwardComplete(ctx, ref.src, map[string]any{"type": "ref/prompt", "name": ref.original}, arg, cctx)
 		}
 	}
 	if p == nil || !c.h.allowed(ctx, p.Auth, p.Name) {
@@ -153,7 +153,7 @@ type resourceCompleter struct{ h *Handler }
 // CompleteResourceArgument offers the template variable's enum values.
 func (c resourceCompleter) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
 	if src, ok := c.h.upstream.p.Load().templateOrigin[uri]; ok {
-		return forwardComplete(ctx, src, map[string]any{"type": "ref/resource", "uri": uri}, arg, cctx)
+		return c.h.forwardComplete(ctx, src, map[string]any{"type": "ref/resource", "uri": uri}, arg, cctx)
 	}
 	for _, r := range c.h.resources {
 		if r.config.URI != uri || !r.template {
@@ -177,11 +177,13 @@ func completion(values []string) *mcp.Completion {
 	return &mcp.Completion{Values: values, Total: len(values)}
 }
 
-// inspectRead notes a resources/read, prompts/get, resources/subscribe or
-// resources/unsubscribe, so that the handler's (or hook's) failure reaches
-// the wire with its own code (wire.go rewrites mcp-go's answer for that
-// id); nil for anything else.
-func inspectRead(body []byte, r *http.Request) *callState {
+// inspectRead notes a resources/read, prompts/get, completion/complete,
+// resources/subscribe or resources/unsubscribe, so that the handler's (or
+// hook's) failure reaches the wire with its own code, and a forwarded
+// request its upstream's own result (wire.go rewrites mcp-go's answer for
+// that id); and a list whose entries include a source's own
+// (passthrough.go). Nil for anything else.
+func (h *Handler) inspectRead(body []byte, r *http.Request) *callState {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -189,11 +191,18 @@ func inspectRead(body []byte, r *http.Request) *callState {
 	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
 		return nil
 	}
-	subscribe := msg.Method == string(mcp.MethodResourcesSubscribe) || msg.Method == string(mcp.MethodResourcesUnsubscribe)
-	if msg.Method != string(mcp.MethodResourcesRead) && msg.Method != string(mcp.MethodPromptsGet) && !subscribe {
+	st := &callState{header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS, rawID: msg.ID}
+	switch mcp.MCPMethod(msg.Method) {
+	case mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe:
+		st.overrides = true
+	case mcp.MethodResourcesRead, mcp.MethodPromptsGet, mcp.MethodCompletionComplete:
+	case mcp.MethodToolsList, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList, mcp.MethodPromptsList:
+		if h.passOnList(st, msg.Method); st.list == nil {
+			return nil
+		}
+	default:
 		return nil
 	}
-	st := &callState{header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS, rawID: msg.ID, overrides: subscribe}
 	st.id = decodeID(msg.ID)
 	return st
 }

@@ -88,6 +88,9 @@ type loadedSource struct {
 func (h *Handler) provisionSources(ctx caddy.Context) error {
 	h.sources = nil
 	seen := map[string]bool{}
+	if h.defaultAuth != nil {
+		ctx = ctx.WithValue(pipeline.VerifiedCallersKey{}, true)
+	}
 	for i := range h.Sources {
 		cfg := &h.Sources[i]
 		if !sourceName.MatchString(cfg.Name) {

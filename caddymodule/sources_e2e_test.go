@@ -557,19 +557,14 @@ func TestOpenAPISourceSetFromIdentity(t *testing.T) {
 	defer up.Close()
 	g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
-		auth sso jwt {
-			jwks_url %s
-			issuer %s
-			audience %s
-		}
-		default_auth sso
+		%s
 		source pets openapi ../sources/openapi/testdata/petstore.yaml {
 			base_url %s/v1
 			set X-Request-Tag {{ auth.claims.tenant }}
 			cache 1h
 		}
 	}
-}`, idp.jwks.URL, authIssuer, authAudience, up.URL))
+}`, idp.defaultAuth(), up.URL))
 	call := func(token string, args map[string]any) rpcResponse {
 		s := authSession(t, g, "2025-06-18", map[string]string{"Authorization": "Bearer " + token})
 		a, _ := json.Marshal(args)

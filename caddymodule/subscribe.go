@@ -120,10 +120,11 @@ func (h *Handler) subscribe(ctx context.Context, uri string, on bool) error {
 }
 
 // resourceOrigin finds what serves uri, in the order of resources/read
-// (resources, then templates): a source whose server takes subscriptions,
-// or nil for one that cannot be watched (a declared resource, a source
-// whose server does not take them). found is false for a URI that
-// matches nothing, or a declared resource the caller may not read.
+// (resources, then templates, then the subscribable source that owns a
+// URI nothing lists): a source whose server takes subscriptions, or nil
+// for one that cannot be watched (a declared resource, a source whose
+// server does not take them). found is false for a URI that matches
+// nothing, or a declared resource the caller may not read.
 func (h *Handler) resourceOrigin(ctx context.Context, uri string) (src pipeline.ResourceSubscriber, found bool) {
 	watchable := func(cs pipeline.CatalogSource) pipeline.ResourceSubscriber {
 		if rs, ok := cs.(pipeline.ResourceSubscriber); ok && rs.Subscribable() {
@@ -149,6 +150,10 @@ func (h *Handler) resourceOrigin(ctx context.Context, uri string) (src pipeline.
 		if r.template && mcp.NewResourceTemplate(r.config.URI, "").URITemplate.Regexp().MatchString(uri) {
 			return nil, h.allowed(ctx, r.tool.Auth, r.tool.Name)
 		}
+	}
+	// A URI nothing lists: the source that owns it (upstream_route.go).
+	if cs := h.unlistedOrigin(uri, func(cs pipeline.CatalogSource) bool { return watchable(cs) != nil }); cs != nil {
+		return watchable(cs), true
 	}
 	return nil, false
 }

@@ -1,10 +1,12 @@
 package caddymodule
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -35,6 +37,19 @@ type upstreamCatalog struct {
 	promptOrigin   map[string]upstreamPrompt
 	templateOrigin map[string]pipeline.CatalogSource
 	resourceOrigin map[string]pipeline.CatalogSource
+	// The entries as the sources listed them, by URI, URI template and
+	// (the gateway's) prompt name, written in place of mcp-go's
+	// (passthrough.go).
+	resourceText map[string]json.RawMessage
+	templateText map[string]json.RawMessage
+	promptText   map[string]json.RawMessage
+	// instructions are the servers' own, each under a heading with its
+	// source's name (instructionHooks).
+	instructions string
+	// sources are the catalog sources in order, and schemes the URI
+	// schemes of what each lists (upstream_route.go).
+	sources []pipeline.CatalogSource
+	schemes map[pipeline.CatalogSource]map[string]bool
 }
 
 type upstreamPrompt struct {
@@ -62,7 +77,9 @@ func (h *Handler) catalogSources() []loadedSource {
 // buildUpstreamCatalog reads every catalog source as it is now.
 func (h *Handler) buildUpstreamCatalog() (*upstreamCatalog, error) {
 	out := &upstreamCatalog{promptOrigin: map[string]upstreamPrompt{}, templateOrigin: map[string]pipeline.CatalogSource{},
-		resourceOrigin: map[string]pipeline.CatalogSource{}}
+		resourceOrigin: map[string]pipeline.CatalogSource{}, resourceText: map[string]json.RawMessage{},
+		templateText: map[string]json.RawMessage{}, promptText: map[string]json.RawMessage{},
+		schemes: map[pipeline.CatalogSource]map[string]bool{}}
 	owner := map[string]string{} // URI or template → its origin
 	for _, r := range h.resources {
 		owner[r.config.URI] = "a declared resource"
@@ -84,21 +101,30 @@ func (h *Handler) buildUpstreamCatalog() (*upstreamCatalog, error) {
 			zap.String("uri", uri), zap.String("left_out", origin), zap.String("served_by", o))
 		return false, nil
 	}
+	var instructions []string
 	for _, s := range h.catalogSources() {
 		cs := s.src.(pipeline.CatalogSource)
 		cat := cs.Catalog()
 		origin := fmt.Sprintf("source %q", s.name)
+		if strings.TrimSpace(cat.Instructions) != "" {
+			instructions = append(instructions, "## "+s.name+"\n\n"+cat.Instructions)
+		}
+		out.sources = append(out.sources, cs)
+		schemes := map[string]bool{}
+		out.schemes[cs] = schemes
 		for _, raw := range cat.Resources {
 			var r mcp.Resource
 			if err := json.Unmarshal(raw, &r); err != nil || r.URI == "" {
 				return nil, fmt.Errorf("%s: a resource the server listed is not valid: %s", origin, truncate(raw))
 			}
+			schemes[uriScheme(r.URI)] = true
 			if ok, err := claim(r.URI, origin); err != nil {
 				return nil, err
 			} else if !ok {
 				continue
 			}
 			out.resourceOrigin[r.URI] = cs
+			out.resourceText[r.URI] = compactJSON(raw)
 			out.resources = append(out.resources, server.ServerResource{Resource: r, Handler: h.forwardRead(cs)})
 		}
 		for _, raw := range cat.Templates {
@@ -106,12 +132,14 @@ func (h *Handler) buildUpstreamCatalog() (*upstreamCatalog, error) {
 			if err := json.Unmarshal(raw, &t); err != nil || t.URITemplate == nil {
 				return nil, fmt.Errorf("%s: a resource template the server listed is not valid: %s", origin, truncate(raw))
 			}
+			schemes[uriScheme(t.URITemplate.Raw())] = true
 			if ok, err := claim(t.URITemplate.Raw(), origin); err != nil {
 				return nil, err
 			} else if !ok {
 				continue
 			}
 			out.templateOrigin[t.URITemplate.Raw()] = cs
+			out.templateText[t.URITemplate.Raw()] = compactJSON(raw)
 			out.templates = append(out.templates, server.ServerResourceTemplate{Template: t, Handler: server.ResourceTemplateHandlerFunc(h.forwardRead(cs))})
 		}
 		for _, raw := range cat.Prompts {
@@ -126,10 +154,47 @@ func (h *Handler) buildUpstreamCatalog() (*upstreamCatalog, error) {
 			}
 			prompts[p.Name] = fmt.Sprintf("prompt %q of %s", original, origin)
 			out.promptOrigin[p.Name] = upstreamPrompt{src: cs, original: original}
+			name, _ := json.Marshal(p.Name)
+			if text, err := withJSONMember(compactJSON(raw), "name", name); err == nil {
+				out.promptText[p.Name] = text
+			}
 			out.prompts = append(out.prompts, server.ServerPrompt{Prompt: p, Handler: h.forwardGet(cs, original)})
 		}
 	}
+	out.instructions = strings.Join(instructions, "\n\n")
 	return out, nil
+}
+
+// instructionHooks give the initialize (and, on 2026-07-28, server/discover)
+// result the sources' servers' instructions, each under its source's name
+// (docs/sources.md, MCP servers), as they are when the client asks.
+func (h *Handler) instructionHooks(hooks *server.Hooks) {
+	instructions := func() string {
+		if up := h.upstream.p.Load(); up != nil {
+			return up.instructions
+		}
+		return ""
+	}
+	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		if text := instructions(); text != "" {
+			res.Instructions = text
+		}
+	})
+	hooks.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+		if text := instructions(); text != "" {
+			res.Instructions = text
+		}
+	})
+}
+
+// compactJSON is raw without insignificant white space: written into an
+// SSE event, a line break would end the event's data.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
 }
 
 func truncate(raw json.RawMessage) string {
@@ -150,6 +215,7 @@ func (h *Handler) forwardRead(cs pipeline.CatalogSource) server.ResourceHandlerF
 		if err != nil {
 			return nil, h.forwardFailed(ctx, pipeline.Fail(pipeline.StageResponse, err, "the MCP server's resources/read result is not valid"))
 		}
+		passUpstream(ctx, raw)
 		return res.Contents, nil
 	}
 }
@@ -177,23 +243,18 @@ func (h *Handler) forwardGet(cs pipeline.CatalogSource, original string) server.
 		if err != nil {
 			return nil, h.forwardFailed(ctx, pipeline.Fail(pipeline.StageResponse, err, "the MCP server's prompts/get result is not valid"))
 		}
+		passUpstream(ctx, raw)
 		return res, nil
 	}
 }
 
-// forwardFailed is the error of a forwarded read or get: the upstream's
-// own JSON-RPC error keeps its code and message (an unknown resource stays
+// forwardFailed is the error of a forwarded read, get or completion: the
+// upstream's own JSON-RPC error as it sent it (an unknown resource stays
 // "not found"); any other failure is -32000 with what may be shown.
 func (h *Handler) forwardFailed(ctx context.Context, err error) error {
 	var perr *pipeline.Error
-	var coded interface {
-		Code() int
-		SafeMessage() string
-	}
 	var safe pipeline.SafeError
 	switch {
-	case errors.As(err, &coded):
-		perr = &pipeline.Error{Code: coded.Code(), Stage: pipeline.StageExecution, Message: coded.SafeMessage(), Cause: err}
 	case errors.As(err, &perr):
 	case errors.As(err, &safe):
 		perr = pipeline.Fail(pipeline.StageExecution, err, "%s", safe.SafeMessage())
@@ -215,6 +276,9 @@ func (h *Handler) setCatalog(srv *server.MCPServer, up *upstreamCatalog) {
 		res = append(res, up.resources...)
 		tmpl = append(tmpl, up.templates...)
 		prompts = append(prompts, up.prompts...)
+		if len(up.sources) > 0 {
+			tmpl = append(tmpl, h.catchAll()) // upstream_route.go
+		}
 	}
 	if h.servesResources() {
 		srv.SetResources(res...)
@@ -243,18 +307,27 @@ func (h *Handler) refreshCatalog() {
 
 // forwardComplete sends completion/complete for a source's prompt or
 // template to its server, with the reference it knows.
-func forwardComplete(ctx context.Context, src pipeline.CatalogSource, ref map[string]any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+func (h *Handler) forwardComplete(ctx context.Context, src pipeline.CatalogSource, ref map[string]any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
 	params := map[string]any{"ref": ref, "argument": arg}
 	if len(cctx.Arguments) > 0 {
 		params["context"] = cctx
 	}
 	raw, err := src.Complete(withRequestCaller(ctx), params)
 	if err != nil {
-		return nil, err
+		return nil, h.forwardFailed(ctx, err)
 	}
 	var res mcp.CompleteResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("the MCP server's completion/complete result is not valid: %v", err)
+		return nil, h.forwardFailed(ctx, pipeline.Fail(pipeline.StageResponse, err, "the MCP server's completion/complete result is not valid"))
 	}
+	passUpstream(ctx, raw)
 	return &res.Completion, nil
+}
+
+// passUpstream has the upstream's own result of the request in ctx written
+// in place of mcp-go's encoding of it (passthrough.go).
+func passUpstream(ctx context.Context, raw json.RawMessage) {
+	if st := callStateFrom(ctx); st != nil {
+		st.passUpstream(compactJSON(raw))
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -39,6 +41,11 @@ type callState struct {
 	header     http.Header
 	remoteAddr string
 	tls        *tls.ConnectionState
+
+	// What passes on a source's own text (passthrough.go): the entries of
+	// a list, and (under mu) the upstream's result of a forwarded request.
+	list     *listEntries
+	upstream json.RawMessage
 
 	mu  sync.Mutex
 	err *pipeline.Error
@@ -111,7 +118,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			mw.st = st
-		} else if st := inspectRead(body, r); st != nil { // resources_serve.go
+		} else if st := h.inspectRead(body, r); st != nil { // resources_serve.go
 			r = r.WithContext(context.WithValue(r.Context(), callStateKey{}, st))
 			mw.st = st
 		}
@@ -268,10 +275,8 @@ func (m *mcpWriter) WriteHeader(status int)      { m.inner.WriteHeader(status) }
 func (m *mcpWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	if m.st != nil && !m.done {
-		if perr := m.st.failure(); perr != nil {
-			if out, ok := rewriteError(p, m.st.id, perr, m.st.overrides); ok {
-				p, m.done = out, true
-			}
+		if out, ok := m.st.rewrite(p); ok {
+			p, m.done = out, true
 		}
 	}
 	if _, err := m.inner.Write(p); err != nil {
@@ -284,16 +289,26 @@ func (m *mcpWriter) Flush() {
 	_ = http.NewResponseController(m.inner).Flush()
 }
 
-// rewriteError replaces the error object (with overrides, also the result)
-// of the JSON-RPC response with the given id, in a JSON body or in one SSE
-// event. Anything else is left alone.
-func rewriteError(p []byte, id any, perr *pipeline.Error, overrides bool) ([]byte, bool) {
+// rewrite is p, a write of mcp-go's answer, with what the gateway decided
+// instead: the failure of the request (its code and message), or the
+// upstream's own result or list entries (passthrough.go); false when p is
+// not the answer to st's request.
+func (s *callState) rewrite(p []byte) ([]byte, bool) {
+	if perr := s.failure(); perr != nil {
+		return rewriteMessage(p, func(msg []byte) ([]byte, bool) { return rewriteJSON(msg, s.id, perr, s.overrides) })
+	}
+	return s.passOn(p)
+}
+
+// rewriteMessage applies edit to the JSON-RPC message of p, a JSON body or
+// one SSE event. Anything else is left alone.
+func rewriteMessage(p []byte, edit func(msg []byte) ([]byte, bool)) ([]byte, bool) {
 	const dataPrefix = "data: "
 	if bytes.HasPrefix(p, []byte("event:")) || bytes.HasPrefix(p, []byte("id:")) || bytes.HasPrefix(p, []byte(dataPrefix)) {
 		lines := bytes.Split(p, []byte("\n"))
 		for i, line := range lines {
 			if payload, ok := bytes.CutPrefix(line, []byte(dataPrefix)); ok {
-				if out, ok := rewriteJSON(payload, id, perr, overrides); ok {
+				if out, ok := edit(payload); ok {
 					lines[i] = append([]byte(dataPrefix), out...)
 					return bytes.Join(lines, []byte("\n")), true
 				}
@@ -302,13 +317,15 @@ func rewriteError(p []byte, id any, perr *pipeline.Error, overrides bool) ([]byt
 		return p, false
 	}
 	trimmed := bytes.TrimRight(p, "\n")
-	out, ok := rewriteJSON(trimmed, id, perr, overrides)
+	out, ok := edit(trimmed)
 	if !ok {
 		return p, false
 	}
 	return append(out, p[len(trimmed):]...), true
 }
 
+// rewriteJSON replaces the error object (with overrides, also the result)
+// of the JSON-RPC response with the given id.
 func rewriteJSON(p []byte, id any, perr *pipeline.Error, overrides bool) ([]byte, bool) {
 	var resp struct {
 		JSONRPC string          `json:"jsonrpc"`
@@ -319,16 +336,31 @@ func rewriteJSON(p []byte, id any, perr *pipeline.Error, overrides bool) ([]byte
 	if json.Unmarshal(p, &resp) != nil || (len(resp.Error) == 0 && !(overrides && len(resp.Result) > 0)) {
 		return nil, false
 	}
-	var got any
-	if json.Unmarshal(resp.ID, &got) != nil || fmt.Sprint(got) != fmt.Sprint(id) {
+	if !sameID(resp.ID, id) {
 		return nil, false
 	}
 	out, err := json.Marshal(map[string]any{
 		"jsonrpc": resp.JSONRPC,
 		"id":      resp.ID,
-		"error":   map[string]any{"code": perr.Code, "message": perr.Error()},
+		"error":   errorObject(perr),
 	})
 	return out, err == nil
+}
+
+// sameID reports whether raw, a response's id as written, is id (decoded).
+func sameID(raw json.RawMessage, id any) bool {
+	var got any
+	return json.Unmarshal(raw, &got) == nil && fmt.Sprint(got) == fmt.Sprint(id)
+}
+
+// errorObject is a failure's JSON-RPC error object: an upstream's error
+// passed on keeps its data too.
+func errorObject(perr *pipeline.Error) *mcp.JSONRPCErrorDetails {
+	e := &mcp.JSONRPCErrorDetails{Code: perr.Code, Message: perr.Error()}
+	if len(perr.Data) > 0 {
+		e.Data = perr.Data
+	}
+	return e
 }
 
 // writeJSONRPCError answers a request mcp-go never saw.

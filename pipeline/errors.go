@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -38,9 +39,17 @@ type Error struct {
 	Stage   Stage
 	Message string
 	Cause   error
+	// Upstream marks the JSON-RPC error of a proxied MCP server, passed on
+	// as the server sent it (docs/caddyfile.md, Errors): its code, its message without
+	// the stage, and its Data.
+	Upstream bool
+	Data     json.RawMessage
 }
 
 func (e *Error) Error() string {
+	if e.Upstream {
+		return e.Message
+	}
 	return fmt.Sprintf("%s: %s", e.Stage, e.Message)
 }
 

@@ -22,9 +22,9 @@ type Peer interface {
 	// Progress sends notifications/progress for the call (under the
 	// caller's own token).
 	Progress(progress float64, total *float64, message string) error
-	// Log sends notifications/message, if the session's log level lets it
-	// through.
-	Log(level, logger string, data any) error
+	// Log sends notifications/message with params as the server sent them
+	// (level is theirs), if the client's log level lets it through.
+	Log(level string, params map[string]any) error
 	// Request sends a request to the client (sampling/createMessage,
 	// elicitation/create, roots/list) and returns its result. ctx ending
 	// abandons it.

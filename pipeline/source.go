@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
@@ -22,6 +23,27 @@ type Source interface {
 // gateway then asks it for Tools again.
 type ChangeNotifier interface {
 	OnChange(changed func())
+}
+
+// VerifiedCallersKey marks the context a source is provisioned in when
+// the endpoint verifies every caller (default_auth): a source that can keep
+// its upstream state apart per caller does so by default then (an MCP
+// source's session per_caller; docs/sources.md, MCP servers).
+type VerifiedCallersKey struct{}
+
+// CallersVerified reports whether ctx carries VerifiedCallersKey.
+func CallersVerified(ctx context.Context) bool {
+	v, _ := ctx.Value(VerifiedCallersKey{}).(bool)
+	return v
+}
+
+// StateSharer is implemented by a source whose upstream keeps state for
+// its clients (an MCP server's session): StateSharing says who shares that
+// state, given whether the endpoint verifies every caller (default_auth),
+// for `caddy mcp tools`, which reads the source's JSON and provisions
+// nothing.
+type StateSharer interface {
+	StateSharing(callersVerified bool) string
 }
 
 // SelectsTools is implemented by a source whose own block reads include

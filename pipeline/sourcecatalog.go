@@ -26,11 +26,13 @@ type CatalogSource interface {
 }
 
 // SourceCatalog is a source's resources, resource templates and prompts,
-// every page of each list.
+// every page of each list, and its server's instructions (which the
+// gateway gives its clients under the source's name).
 type SourceCatalog struct {
-	Resources []json.RawMessage
-	Templates []json.RawMessage
-	Prompts   []json.RawMessage
+	Resources    []json.RawMessage
+	Templates    []json.RawMessage
+	Prompts      []json.RawMessage
+	Instructions string
 }
 
 // ResourceSubscriber is a CatalogSource whose upstream may take

@@ -39,6 +39,11 @@ type Tool struct {
 	Original string
 	// Annotations are the MCP behaviour hints.
 	Annotations Annotations
+	// Listing, when set, is the tool's tools/list entry as its origin
+	// wrote it (a proxied MCP tool: every field its server sent, those the
+	// gateway does not model too). The gateway publishes it as it is, with
+	// the tool's Name and input schema (Schema) in place of the origin's.
+	Listing json.RawMessage
 
 	// Stage hooks; a nil hook is a stage that passes through unchanged.
 	Auth         Authorizer

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/edgemcp/edgemcp/internal/netguard"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -132,29 +133,14 @@ func (f *fetcher) allowed(u *url.URL) bool {
 	return false
 }
 
-// sharedAddressSpace is 100.64.0.0/10 (RFC 6598, carrier-grade NAT), which
-// netip does not count as private.
-var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
-
-// internal reports whether ip is not a public unicast address.
-func internal(ip netip.Addr) bool {
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || sharedAddressSpace.Contains(ip)
-}
-
 // checkDial is the dialer's Control: it sees the address actually dialed,
 // after name resolution and for every redirect.
 func (f *fetcher) checkDial(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
+	ip, err := netguard.DialAddr(address)
 	if err != nil {
 		return err
 	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return fmt.Errorf("dialing %q: not an IP address", host)
-	}
-	ip = ip.Unmap()
-	if !internal(ip) || f.names(ip) {
+	if !netguard.Internal(ip) || f.names(ip) {
 		return nil
 	}
 	return fmt.Errorf("%s is an internal address; fetch reaches one only when fetch_allow names it (by IP, as localhost, or its network)", ip)

@@ -87,7 +87,7 @@ func (x *Executor) send(ctx context.Context, call *pipeline.Call, r *request) (*
 	}
 	defer res.Body.Close()
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return nil, res.StatusCode, upstream.NewStatusError(res)
+		return nil, res.StatusCode, upstream.NewStatusError(res, upstream.Secrets(req, x.Credentials)...)
 	}
 	max := x.MaxResponseSize
 	if max <= 0 {
@@ -108,17 +108,16 @@ func (x *Executor) send(ctx context.Context, call *pipeline.Call, r *request) (*
 
 // result turns an answer into the tool's result (docs/graphql-source.md,
 // Results). Errors without data fail the call (-32000) with their
-// messages. Otherwise the value is the root field's (key "" for the raw
-// tool: the whole data): an object as structuredContent, anything else as
-// the result's value. Partial data (data and errors) is a result whose
-// structuredContent is {"data": value, "errors": [...]}.
-func result(resp *response, status int, key string) (*pipeline.Result, error) {
+// messages, and so do errors beside a null root field, for a field tool:
+// it has nothing else to give. Otherwise the value is the root field's
+// (key "" for the raw tool: the whole data), its aliased fields given
+// back their names (restore): an object as structuredContent, anything
+// else as the result's value. Partial data (data and errors) is a result
+// whose structuredContent is {"data": value, "errors": [...]}.
+func result(resp *response, status int, key string, sel []*picked) (*pipeline.Result, error) {
 	meta := map[string]any{"edgemcp/http": map[string]any{"status": status}}
 	data := bytes.TrimSpace(resp.Data)
 	noData := len(data) == 0 || bytes.Equal(data, []byte("null"))
-	if noData && len(resp.Errors) > 0 {
-		return nil, upstream.Failed("upstream GraphQL errors: "+errorMessages(resp.Errors), nil)
-	}
 	var value any
 	if !noData {
 		dec := json.NewDecoder(bytes.NewReader(data))
@@ -130,7 +129,14 @@ func result(resp *response, status int, key string) (*pipeline.Result, error) {
 		value = any(obj)
 		if key != "" {
 			value = obj[key]
+			noData = value == nil
 		}
+	}
+	if noData && len(resp.Errors) > 0 {
+		return nil, upstream.Failed("upstream GraphQL errors: "+errorMessages(resp.Errors), nil)
+	}
+	if sel != nil {
+		restore(value, sel)
 	}
 	if len(resp.Errors) > 0 {
 		return native(map[string]any{"data": value, "errors": boundErrors(resp.Errors)}, meta)

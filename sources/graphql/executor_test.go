@@ -189,8 +189,9 @@ func TestRawQueryTool(t *testing.T) {
 	}
 }
 
-// TestErrorsAndPartialData: errors with null data fail the call with the
-// messages; errors beside data come back with the data.
+// TestErrorsAndPartialData: errors with null data, or beside a null root
+// field, fail the call with the messages; errors beside data come back
+// with the data.
 func TestErrorsAndPartialData(t *testing.T) {
 	srv, s, x := library(t)
 	tools := toolsByName(t, s, Config{Namespace: "lib", Executor: x})
@@ -198,6 +199,12 @@ func TestErrorsAndPartialData(t *testing.T) {
 	var pe *pipeline.PublicError
 	if !errors.As(err, &pe) || pe.Public != "upstream GraphQL errors: the shelf collapsed (at broken)" {
 		t.Errorf("errors with null data: %v", err)
+	}
+	// A nullable root field that failed: null beside its error, and
+	// nothing else to give.
+	_, err = call(t, tools["lib_lost"], `{}`)
+	if !errors.As(err, &pe) || pe.Public != "upstream GraphQL errors: the book is lost (at lost)" {
+		t.Errorf("errors beside a null root field: %v", err)
 	}
 	r, err := call(t, tools["lib_book"], `{"id":"2"}`)
 	if err != nil {

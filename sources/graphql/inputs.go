@@ -8,12 +8,15 @@ import (
 // values are still validated against the schema before a call is sent.
 const maxInputDepth = 6
 
-// inputSchema is the JSON Schema of a field's arguments, plus the
-// optional selection override named sel.
-func inputSchema(s *ast.Schema, f *ast.FieldDefinition, sel string) map[string]any {
+// inputSchema is the JSON Schema of a field's arguments but the fixed
+// ones, plus the optional selection override named sel.
+func inputSchema(s *ast.Schema, f *ast.FieldDefinition, sel string, fixed Fixed) map[string]any {
 	props := map[string]any{}
 	required := []string{}
 	for _, a := range f.Arguments {
+		if fixed.has(a.Name) {
+			continue
+		}
 		p := typeSchema(s, a.Type, 0, map[string]bool{})
 		describe(p, a.Description, a.DefaultValue)
 		props[a.Name] = p

@@ -14,6 +14,8 @@ import (
 
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/vektah/gqlparser/v2/validator"
 
 	"github.com/edgemcp/edgemcp/sources/upstream"
 )
@@ -24,24 +26,40 @@ const (
 	DefaultLoadTimeout   = 30 * time.Second
 )
 
-// LoadSDL reads and validates the schema in an SDL file.
-func LoadSDL(path string, maxSize int64) (*ast.Schema, error) {
+// LoadSDL reads and validates the schema in an SDL file. A field or enum
+// value defined again alike is kept once, with a warning (keepFirst).
+func LoadSDL(path string, maxSize int64) (*ast.Schema, []string, error) {
 	if maxSize <= 0 {
 		maxSize = DefaultMaxSchemaSize
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("schema %s: %v", path, err)
+		return nil, nil, fmt.Errorf("schema %s: %v", path, err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("schema %s: %v", path, err)
+		return nil, nil, fmt.Errorf("schema %s: %v", path, err)
 	}
 	if int64(len(b)) > maxSize {
-		return nil, fmt.Errorf("schema %s: larger than %d bytes", path, maxSize)
+		return nil, nil, fmt.Errorf("schema %s: larger than %d bytes", path, maxSize)
 	}
-	return parseSchema(path, string(b))
+	sd, err := parser.ParseSchemas(validator.Prelude, &ast.Source{Name: path, Input: string(b)})
+	if err != nil {
+		return nil, nil, fmt.Errorf("schema %s: %v", path, err)
+	}
+	warnings, err := keepFirst(sd)
+	if err != nil {
+		return nil, nil, fmt.Errorf("schema %s: %v", path, err)
+	}
+	s, err := validator.ValidateSchemaDocument(sd)
+	if err != nil {
+		return nil, nil, fmt.Errorf("schema %s: %v", path, err)
+	}
+	if s.Query == nil {
+		return nil, nil, fmt.Errorf("schema %s: no query type", path)
+	}
+	return s, warnings, nil
 }
 
 func parseSchema(name, sdl string) (*ast.Schema, error) {
@@ -99,7 +117,7 @@ func (in Introspector) Introspect(ctx context.Context) (*ast.Schema, error) {
 	}
 	defer res.Body.Close()
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return nil, &unreachableError{fmt.Errorf("introspection: %v", upstream.NewStatusError(res))}
+		return nil, &unreachableError{fmt.Errorf("introspection: %v", upstream.NewStatusError(res, upstream.Secrets(req, in.Credentials)...))}
 	}
 	raw, err := upstream.ReadBody(res, max)
 	if err != nil {

@@ -3,6 +3,9 @@ package graphql
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,5 +62,41 @@ func TestSDLFromIntrospection(t *testing.T) {
 	}
 	if s.Types["Evil"] != nil || !strings.Contains(s.Query.Description, "type Evil") || s.Query.Fields.ForName("a").Arguments[0].DefaultValue.String() != "[1,2]" {
 		t.Errorf("parsed: %s", sdl)
+	}
+}
+
+// TestSDLRepeats: a field or enum value an SDL file defines again alike,
+// in the type or an extension, is read once with a warning naming the
+// file and line; a field defined again differently fails the load.
+func TestSDLRepeats(t *testing.T) {
+	dir := t.TempDir()
+	alike := filepath.Join(dir, "alike.graphql")
+	os.WriteFile(alike, []byte(`type Query {
+  a(x: Int = 1): Int
+  b: String
+  a(x: Int = 1): Int
+}
+enum E { X Y X }
+extend type Query { b: String e: E }
+`), 0o600)
+	s, warnings, err := LoadSDL(alike, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		alike + ":4: field Query.a is defined again, alike: the repeat is ignored",
+		alike + ":6: enum value E.X is defined again: the repeat is ignored",
+		alike + ":7: field Query.b is defined again, alike: the repeat is ignored",
+	}
+	if !slices.Equal(warnings, want) {
+		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(warnings, "\n"), strings.Join(want, "\n"))
+	}
+	if len(s.Query.Fields) != 3+2 || len(s.Types["E"].EnumValues) != 2 { // a, b, e and the two introspection fields
+		t.Errorf("fields %d, enum values %d", len(s.Query.Fields), len(s.Types["E"].EnumValues))
+	}
+	differ := filepath.Join(dir, "differ.graphql")
+	os.WriteFile(differ, []byte("type Query {\n  a: Int\n  a(x: Int): Int\n}\n"), 0o600)
+	if _, _, err := LoadSDL(differ, 0); err == nil || !strings.Contains(err.Error(), differ+":3: field Query.a is defined twice, differently (Int and Int x: Int)") {
+		t.Errorf("differently: %v", err)
 	}
 }

@@ -46,10 +46,11 @@ type Source struct {
 	// source serves only its raw query tool, which answers once a
 	// background introspection succeeds.
 	Required bool `json:"required,omitempty"`
-	// Set fixes field arguments by name (the raw query tool's variables are
-	// the caller's): a literal, or {{ auth.subject }} / {{ auth.claims.NAME }}
-	// of the verified caller. A fixed argument leaves the tools' schemas and
-	// no caller can set it.
+	// Set fixes field arguments by name: a literal, or {{ auth.subject }} /
+	// {{ auth.claims.NAME }} of the verified caller. A fixed argument leaves
+	// the tools' schemas, and every field that takes it, in every document
+	// sent (the raw query tool's and a select's too), gets the value; a
+	// document that gives it one is refused (Fixed).
 	Set map[string]string `json:"set,omitempty"`
 
 	upstream.Config
@@ -110,7 +111,12 @@ func (s *Source) Provision(ctx caddy.Context) error {
 	s.exec = &Executor{Endpoint: endpoint, Client: client, Credentials: built.Credentials, Retry: built.Retry,
 		Breaker: built.Breaker, MaxResponseSize: built.MaxResponseSize, Timeout: built.Timeout}
 	if path := repl.ReplaceKnown(s.Schema, ""); path != "" {
-		s.schema, err = LoadSDL(path, 0)
+		var warnings []string
+		s.schema, warnings, err = LoadSDL(path, 0)
+		if len(warnings) > 0 {
+			s.log.Warn("graphql schema file: definitions repeated alike are read once", zap.String("schema", path),
+				zap.Int("repeats", len(warnings)), zap.Strings("first", warnings[:min(len(warnings), 5)]))
+		}
 		return err
 	}
 	// Introspection is the gateway's own request: a credential that
@@ -183,34 +189,27 @@ func (s *Source) checkLimits() error {
 
 // Tools implements pipeline.Source.
 func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
+	fixed, err := NewFixed(s.Set)
+	if err != nil {
+		return nil, fmt.Errorf("graphql %s: %v", s.endpoint, err)
+	}
 	cfg := Config{
 		Namespace: namespace,
 		Mutations: s.Mutations == nil || *s.Mutations,
 		Depth:     s.Depth,
 		Limits:    Limits{MaxDepth: s.MaxDepth, MaxFields: s.MaxFields}.withDefaults(),
 		Executor:  s.exec,
+		Fixed:     fixed,
 	}
 	schema := s.schema
 	if schema == nil && s.later != nil {
-		var err error
 		if schema, err = s.later.get(); err != nil {
-			return []*pipeline.Tool{newRawTool(cfg, cfg.Mutations, s.later.get)}, nil
+			return []*pipeline.Tool{newRawTool(cfg, cfg.Mutations, nil, s.later.get)}, nil
 		}
 	}
 	tools, err := Tools(schema, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("graphql %s: %v", s.endpoint, err)
-	}
-	fixed, err := upstream.ParseFixedArgs(s.Set)
-	if err != nil {
-		return nil, fmt.Errorf("graphql %s: %v", s.endpoint, err)
-	}
-	// The last tool is the raw one (Tools): its document is the caller's,
-	// so fixed arguments apply to the field tools only.
-	for i := range tools[:len(tools)-1] {
-		if tools[i], err = fixed.Apply(tools[i]); err != nil {
-			return nil, err
-		}
 	}
 	if s.log != nil {
 		s.log.Debug("graphql source loaded", zap.String("endpoint", s.endpoint), zap.Int("tools", len(tools)))

@@ -34,7 +34,7 @@ func TestProvision(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools, err := s.Tools("lib")
-	if err != nil || len(tools) != 7 {
+	if err != nil || len(tools) != 10 {
 		t.Fatalf("%d tools, %v", len(tools), err)
 	}
 	if n := len(srv.Requests()); n != 0 {

@@ -3,7 +3,9 @@ package graphql
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/vektah/gqlparser/v2/ast"
 
@@ -23,6 +25,8 @@ type Config struct {
 	Limits Limits
 	// Executor sends the documents; shared by the source's tools.
 	Executor *Executor
+	// Fixed are the source's `set` arguments, held on every document.
+	Fixed Fixed
 }
 
 // Tools returns one tool per root query field, one per mutation field
@@ -70,14 +74,18 @@ func Tools(s *ast.Schema, cfg Config) ([]*pipeline.Tool, error) {
 }
 
 func fieldTool(s *ast.Schema, cfg Config, kind ast.Operation, f *ast.FieldDefinition, name string) (*pipeline.Tool, error) {
-	rf := &rootField{kind: kind, field: f, selection: Selection(s, f.Type, cfg.Depth, cfg.Limits)}
+	gen := generate(s, f.Type, cfg.Depth, cfg.Limits)
+	rf := &rootField{kind: kind, field: f, selection: render(gen)}
+	if aliased(gen) {
+		rf.restore = gen
+	}
 	if rf.selection != "" {
 		rf.selectArg = "select"
 		for f.Arguments.ForName(rf.selectArg) != nil {
 			rf.selectArg = "_" + rf.selectArg
 		}
 	}
-	in, err := json.Marshal(inputSchema(s, f, rf.selectArg))
+	in, err := json.Marshal(inputSchema(s, f, rf.selectArg, cfg.Fixed))
 	if err != nil {
 		return nil, err
 	}
@@ -98,23 +106,24 @@ func fieldTool(s *ast.Schema, cfg Config, kind ast.Operation, f *ast.FieldDefini
 	}
 	x := cfg.Executor
 	return &pipeline.Tool{
-		Name:        name,
-		Original:    f.Name,
-		Description: desc,
-		InputSchema: in,
-		Aliases:     []string{cfg.Namespace + "." + f.Name},
-		Annotations: ann,
-		Source:      cfg.Namespace,
+		Name:         name,
+		Original:     f.Name,
+		Description:  desc,
+		InputSchema:  in,
+		Aliases:      []string{cfg.Namespace + "." + f.Name},
+		Annotations:  ann,
+		Source:       cfg.Namespace,
+		FromIdentity: cfg.Fixed.fromIdentity(s),
 		Executor: pipeline.ExecutorFunc(func(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
-			req, err := rf.document(s, cfg.Limits, call.Inputs)
+			req, err := rf.document(s, cfg.Limits, cfg.Fixed, call)
 			if err != nil {
-				return nil, pipeline.Fail(pipeline.StageValidation, err, "%s", err.Error())
+				return nil, refused(err)
 			}
 			resp, status, err := x.send(ctx, call, req)
 			if err != nil {
 				return nil, err
 			}
-			return result(resp, status, f.Name)
+			return result(resp, status, f.Name, req.restore)
 		}),
 	}, nil
 }
@@ -122,15 +131,20 @@ func fieldTool(s *ast.Schema, cfg Config, kind ast.Operation, f *ast.FieldDefini
 // rawTool is <namespace>_query: a caller's own document, validated against
 // the schema and the limits before it is sent.
 func rawTool(s *ast.Schema, cfg Config) *pipeline.Tool {
-	return newRawTool(cfg, cfg.Mutations && s.Mutation != nil, func() (*ast.Schema, error) { return s, nil })
+	return newRawTool(cfg, cfg.Mutations && s.Mutation != nil, s, func() (*ast.Schema, error) { return s, nil })
 }
 
 // newRawTool is the raw tool over the schema schema() returns, which may
-// arrive after the tool is made (a schema loaded in the background).
-func newRawTool(cfg Config, mutations bool, schema func() (*ast.Schema, error)) *pipeline.Tool {
+// arrive after the tool is made (a schema loaded in the background; known
+// is nil until then).
+func newRawTool(cfg Config, mutations bool, known *ast.Schema, schema func() (*ast.Schema, error)) *pipeline.Tool {
 	what := "a GraphQL query"
 	if mutations {
 		what = "a GraphQL query or mutation"
+	}
+	var fixed string
+	if names := cfg.Fixed.names; len(names) > 0 {
+		fixed = fmt.Sprintf(" The gateway sets the argument %s of every field that takes it: leave it out.", strings.Join(names, ", "))
 	}
 	in := map[string]any{
 		"type": "object",
@@ -152,35 +166,47 @@ func newRawTool(cfg Config, mutations bool, schema func() (*ast.Schema, error)) 
 	return &pipeline.Tool{
 		Name:     pipeline.ToolName(cfg.Namespace, "query"),
 		Original: "query",
-		Description: fmt.Sprintf("Runs %s against the %s schema (at most %d fields, nested at most %d deep).",
-			what, cfg.Namespace, cfg.Limits.MaxFields, cfg.Limits.MaxDepth),
-		InputSchema: inSchema,
-		Aliases:     []string{cfg.Namespace + ".query"},
-		Annotations: ann,
-		Source:      cfg.Namespace,
+		Description: fmt.Sprintf("Runs %s against the %s schema (at most %d fields, nested at most %d deep).%s",
+			what, cfg.Namespace, cfg.Limits.MaxFields, cfg.Limits.MaxDepth, fixed),
+		InputSchema:  inSchema,
+		Aliases:      []string{cfg.Namespace + ".query"},
+		Annotations:  ann,
+		Source:       cfg.Namespace,
+		FromIdentity: cfg.Fixed.fromIdentity(known),
 		Executor: pipeline.ExecutorFunc(func(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
 			s, err := schema()
 			if err != nil {
 				return nil, err
 			}
-			req, err := rawCall(s, cfg.Limits, mutations, call.Inputs)
+			req, err := rawCall(s, cfg.Limits, mutations, cfg.Fixed, call)
 			if err != nil {
-				return nil, pipeline.Fail(pipeline.StageValidation, err, "%s", err.Error())
+				return nil, refused(err)
 			}
 			resp, status, err := x.send(ctx, call, req)
 			if err != nil {
 				return nil, err
 			}
-			return result(resp, status, "")
+			return result(resp, status, "", nil)
 		}),
 	}
 }
 
+// refused is a document that is not sent: an input validation failure,
+// or the failure a stage reported (a caller without the identity value a
+// `set` takes fails authentication).
+func refused(err error) error {
+	var pe *pipeline.Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return pipeline.Fail(pipeline.StageValidation, err, "%s", err.Error())
+}
+
 // rawCall reads the raw tool's inputs and checks the document.
-func rawCall(s *ast.Schema, limits Limits, mutations bool, inputs map[string]any) (*request, error) {
+func rawCall(s *ast.Schema, limits Limits, mutations bool, fixed Fixed, call *pipeline.Call) (*request, error) {
 	var query, opName string
 	var vars map[string]any
-	for k, v := range inputs {
+	for k, v := range call.Inputs {
 		var ok bool
 		want := "a string"
 		switch k {
@@ -202,5 +228,5 @@ func rawCall(s *ast.Schema, limits Limits, mutations bool, inputs map[string]any
 	if query == "" {
 		return nil, fmt.Errorf("input \"query\": required")
 	}
-	return rawDocument(s, limits, mutations, query, opName, vars)
+	return rawDocument(s, limits, mutations, fixed, call, query, opName, vars)
 }

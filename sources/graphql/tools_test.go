@@ -25,7 +25,7 @@ func TestToolsFromIntrospection(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	want := []string{"lib_addBook", "lib_book", "lib_books", "lib_broken", "lib_count", "lib_find", "lib_query", "lib_search"}
+	want := []string{"lib_addBook", "lib_book", "lib_books", "lib_broken", "lib_count", "lib_customer", "lib_find", "lib_lost", "lib_orders", "lib_query", "lib_search"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
@@ -79,7 +79,7 @@ func TestToolsFromSDL(t *testing.T) {
 	if err := os.WriteFile(path, []byte(graphqllib.SDL), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fromFile, err := LoadSDL(path, 0)
+	fromFile, _, err := LoadSDL(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +96,10 @@ func TestToolsFromSDL(t *testing.T) {
 	}
 	bad := filepath.Join(t.TempDir(), "bad.graphql")
 	os.WriteFile(bad, []byte("type Query {\n  a: Int\n  b: Nope\n}\n"), 0o600)
-	if _, err := LoadSDL(bad, 0); err == nil || !strings.Contains(err.Error(), "bad.graphql:3") || !strings.Contains(err.Error(), "Nope") {
+	if _, _, err := LoadSDL(bad, 0); err == nil || !strings.Contains(err.Error(), "bad.graphql:3") || !strings.Contains(err.Error(), "Nope") {
 		t.Errorf("bad SDL: %v", err)
 	}
-	if _, err := LoadSDL(path, 100); err == nil || !strings.Contains(err.Error(), "larger than 100 bytes") {
+	if _, _, err := LoadSDL(path, 100); err == nil || !strings.Contains(err.Error(), "larger than 100 bytes") {
 		t.Errorf("size bound: %v", err)
 	}
 }

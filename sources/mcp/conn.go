@@ -90,7 +90,9 @@ type session struct {
 	// caller is set on a caller's own session (session per_caller): it
 	// serves that caller's calls, and the tools are listed elsewhere.
 	caller bool
-	closed sync.Once
+	// instructions are the server's, from its initialize result.
+	instructions string
+	closed       sync.Once
 }
 
 // open makes the connection and connects once. A server that cannot be
@@ -212,8 +214,8 @@ func (c *conn) ensure(ctx context.Context) (*session, error) {
 		return nil, fmt.Errorf("tools/list: %v", err)
 	}
 	cat, err := s.listCatalog(ctx)
-	if err != nil { // the tools serve without them
-		c.log.Warn("MCP server's resources or prompts could not be listed", zap.String("server", c.set.describe()), zap.Error(err))
+	if err != nil { // the tools, and what did list, serve without them
+		c.log.Warn("MCP server's resources or prompts could not all be listed", zap.String("server", c.set.describe()), zap.Error(err))
 	}
 	c.mu.Lock()
 	if c.ctx.Err() != nil { // destroyed meanwhile
@@ -400,7 +402,7 @@ func (c *conn) slog() *slog.Logger {
 // initialize runs the handshake, listens for tools/list_changed and
 // forwards what concerns the callers (forward.go).
 func (s *session) initialize(ctx context.Context, c *conn) error {
-	s.relay = newRelay(c.log.With(zap.String("server", c.set.describe())))
+	s.relay = newRelay(c.log.With(zap.String("server", c.set.describe())), c.set.perCaller)
 	s.client = client.NewClient(s.tr, client.WithLegacyProtocolOnly())
 	if err := s.client.Start(ctx); err != nil {
 		return err
@@ -427,9 +429,13 @@ func (s *session) initialize(ctx context.Context, c *conn) error {
 	})
 	req := mcp.InitializeRequest{}
 	req.Params.ClientInfo = mcp.Implementation{Name: "edgemcp", Version: "1"}
-	req.Params.Capabilities = forwardedCapabilities()
-	_, err := s.client.Initialize(ctx, req)
-	return err
+	req.Params.Capabilities = forwardedCapabilities(c.set.perCaller)
+	res, err := s.client.Initialize(ctx, req)
+	if err != nil {
+		return err
+	}
+	s.instructions = res.Instructions
+	return nil
 }
 
 // exited reports whether the child of a stdio session is gone.
@@ -481,7 +487,11 @@ func (s *session) request(ctx context.Context, method string, params any) (resul
 		return nil, sent, err
 	}
 	if res.Error != nil {
-		return nil, true, &rpcError{code: res.Error.Code, message: res.Error.Message}
+		e := &rpcError{code: res.Error.Code, message: res.Error.Message}
+		if res.Error.Data != nil {
+			e.data, _ = json.Marshal(res.Error.Data)
+		}
+		return nil, true, e
 	}
 	return res.Result, true, nil
 }
@@ -493,15 +503,22 @@ func notSent(err error) bool {
 		strings.Contains(err.Error(), "failed to write request")
 }
 
-// rpcError is the server's JSON-RPC error: its message is the server's
-// answer to this call, shown to the caller.
+// rpcError is the server's JSON-RPC error: its answer to this request,
+// which the caller gets as the server sent it (upstreamError).
 type rpcError struct {
 	code    int
 	message string
+	data    json.RawMessage
 }
 
 func (e *rpcError) Error() string       { return fmt.Sprintf("MCP server error %d: %s", e.code, e.message) }
 func (e *rpcError) SafeMessage() string { return e.message }
+
+// upstreamError is e as the caller gets it: the server's code, message and
+// data, unchanged (docs/caddyfile.md, Errors: the one exception to the stage prefix).
+func (e *rpcError) upstreamError() *pipeline.Error {
+	return &pipeline.Error{Code: e.code, Stage: pipeline.StageExecution, Message: e.message, Data: e.data, Upstream: true, Cause: e}
+}
 
 // listTools asks for every page of tools/list.
 func (s *session) listTools(ctx context.Context) ([]listedTool, error) {
@@ -626,7 +643,7 @@ func serverAnswer(err error, perCaller bool) error {
 	}
 	var rpc *rpcError
 	if errors.As(err, &rpc) {
-		return err
+		return rpc.upstreamError()
 	}
 	return nil
 }
@@ -669,8 +686,9 @@ func (c *conn) publish(s *session, apply func()) {
 	c.changed()
 }
 
-// listedTool is one tool as the server listed it; schemas stay raw so that
-// they are published verbatim.
+// listedTool is one tool as the server listed it: its whole entry stays
+// raw (raw), published as it is under the gateway's name, and so do its
+// schemas.
 type listedTool struct {
 	Name         string          `json:"name"`
 	Title        string          `json:"title"`
@@ -684,6 +702,22 @@ type listedTool struct {
 		Idempotent  *bool  `json:"idempotentHint"`
 		OpenWorld   *bool  `json:"openWorldHint"`
 	} `json:"annotations"`
+	raw json.RawMessage
+}
+
+// UnmarshalJSON keeps the entry's text, without white space: the gateway
+// writes it into SSE events, where a line break would end the data.
+func (lt *listedTool) UnmarshalJSON(b []byte) error {
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, b); err != nil {
+		return err
+	}
+	type fields listedTool
+	if err := json.Unmarshal(compact.Bytes(), (*fields)(lt)); err != nil {
+		return err
+	}
+	lt.raw = compact.Bytes()
+	return nil
 }
 
 // tool is lt as a gateway tool in namespace, calling through c.
@@ -698,6 +732,7 @@ func (lt listedTool) tool(namespace string, c *conn) *pipeline.Tool {
 		OutputSchema: lt.OutputSchema,
 		Annotations: pipeline.Annotations{ReadOnly: lt.Annotations.ReadOnly, Destructive: lt.Annotations.Destructive,
 			Idempotent: lt.Annotations.Idempotent, OpenWorld: lt.Annotations.OpenWorld},
+		Listing: lt.raw,
 		// Any upstream tool may send progress, log messages or requests
 		// to its client while it runs (forward.go): it needs the caller's
 		// MCP session.

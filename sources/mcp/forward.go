@@ -40,15 +40,23 @@ import (
 
 // Client capabilities the gateway declares upstream: it passes these
 // requests on to its own clients (and refuses them for a client that did
-// not declare them).
-func forwardedCapabilities() mcp.ClientCapabilities {
+// not declare them). Roots only with session per_caller
+// (docs/sources.md, MCP servers, Roots): a server's roots say what it may touch, and on a
+// session every caller shares (every stdio source, an HTTP source's shared
+// session) they are the operator's to set, on its command line or in its
+// own configuration; one caller's roots would change what the server does
+// for all (server-filesystem replaces its directories with them). A
+// caller's own session may take that caller's roots.
+func forwardedCapabilities(roots bool) mcp.ClientCapabilities {
 	caps := mcp.ClientCapabilities{
 		Sampling:    &mcp.SamplingCapability{},
 		Elicitation: &mcp.ElicitationCapability{Form: &struct{}{}},
 	}
-	caps.Roots = &struct {
-		ListChanged bool `json:"listChanged,omitempty"`
-	}{}
+	if roots {
+		caps.Roots = &struct {
+			ListChanged bool `json:"listChanged,omitempty"`
+		}{}
+	}
 	return caps
 }
 
@@ -70,6 +78,7 @@ type callKey struct{}
 // relay is the forwarding state of one upstream session.
 type relay struct {
 	log     *zap.Logger
+	roots   bool // roots/list is forwarded (forwardedCapabilities)
 	tokens  atomic.Int64
 	mu      sync.Mutex
 	calls   map[*inflight]struct{}
@@ -78,8 +87,8 @@ type relay struct {
 	swept   time.Time                     // last forgetEnded pass
 }
 
-func newRelay(log *zap.Logger) *relay {
-	return &relay{log: log, calls: map[*inflight]struct{}{}, byToken: map[string]*inflight{},
+func newRelay(log *zap.Logger, roots bool) *relay {
+	return &relay{log: log, roots: roots, calls: map[*inflight]struct{}{}, byToken: map[string]*inflight{},
 		serving: map[string]context.CancelFunc{}}
 }
 
@@ -179,13 +188,13 @@ func (r *relay) notify(n mcp.JSONRPCNotification) bool {
 		}
 	case "notifications/message":
 		level, _ := params["level"].(string)
-		logger, _ := params["logger"].(string)
 		if p := r.only(true); p != nil {
-			if err := p.Log(level, logger, params["data"]); err != nil {
+			if err := p.Log(level, params); err != nil {
 				r.log.Debug("log message not passed on", zap.Error(err))
 			}
 			return true
 		}
+		logger, _ := params["logger"].(string)
 		r.log.Info("MCP server log message", zap.String("level", level), zap.String("logger", logger),
 			zap.Any("data", params["data"]))
 	case string(mcp.MethodNotificationCancelled):
@@ -212,7 +221,11 @@ func (r *relay) serve(ctx context.Context, req transport.JSONRPCRequest) (*trans
 	switch mcp.MCPMethod(req.Method) {
 	case mcp.MethodPing:
 		return transport.NewJSONRPCResultResponse(req.ID, json.RawMessage(`{}`)), nil
-	case mcp.MethodSamplingCreateMessage, mcp.MethodElicitationCreate, mcp.MethodListRoots:
+	case mcp.MethodSamplingCreateMessage, mcp.MethodElicitationCreate:
+	case mcp.MethodListRoots:
+		if !r.roots {
+			return transport.NewJSONRPCErrorResponse(req.ID, mcp.METHOD_NOT_FOUND, "roots are not forwarded on a session every caller of the gateway shares", nil), nil
+		}
 	default:
 		return transport.NewJSONRPCErrorResponse(req.ID, mcp.METHOD_NOT_FOUND, fmt.Sprintf("method %q is not supported by the gateway", req.Method), nil), nil
 	}

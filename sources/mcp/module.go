@@ -91,11 +91,14 @@ type Source struct {
 	// the tool's schema and no caller can set it.
 	Set map[string]string `json:"set,omitempty"`
 
-	// Session is shared (the default: one upstream session serves every
-	// caller) or per_caller: one upstream session per verified caller,
-	// for HTTP servers that keep state per user or take the caller's own
+	// Session is shared (one upstream session serves every caller) or
+	// per_caller: one upstream session per verified caller, for HTTP
+	// servers that keep state per user or take the caller's own
 	// credential (callers.go). Credentials passthrough and per_caller
-	// need it.
+	// need it. Empty: per_caller for an HTTP server of an endpoint with
+	// default_auth (one caller's upstream state never shows to another),
+	// else shared. A stdio source is always shared: one child process
+	// serves every caller.
 	Session string `json:"session,omitempty"`
 	// MaxCallerSessions bounds the per-caller sessions (default 1000):
 	// a new caller beyond it closes the one unused longest.
@@ -118,6 +121,7 @@ var (
 	_ caddyfile.Unmarshaler   = (*Source)(nil)
 	_ pipeline.Source         = (*Source)(nil)
 	_ pipeline.ChangeNotifier = (*Source)(nil)
+	_ pipeline.StateSharer    = (*Source)(nil)
 )
 
 // CaddyModule returns the Caddy module information.
@@ -131,6 +135,9 @@ func (Source) CaddyModule() caddy.ModuleInfo {
 func (s *Source) Provision(ctx caddy.Context) error {
 	s.log = ctx.Logger()
 	s.seen = new(atomic.Int64)
+	if s.Session == "" && s.Command == "" && pipeline.CallersVerified(ctx) {
+		s.Session = SessionPerCaller
+	}
 	set, err := s.settings(caddy.NewReplacer())
 	if err != nil {
 		return err
@@ -176,6 +183,17 @@ func (s *Source) OnChange(changed func()) {
 	if s.conn.version() != s.seen.Load() {
 		go changed()
 	}
+}
+
+// StateSharing implements pipeline.StateSharer.
+func (s *Source) StateSharing(callersVerified bool) string {
+	switch {
+	case s.Command != "":
+		return "shared by every caller: one child process serves them all"
+	case s.Session == SessionPerCaller || s.Session == "" && callersVerified:
+		return "one upstream session per caller"
+	}
+	return "shared by every caller: one upstream session serves them all"
 }
 
 // Tools implements pipeline.Source: the server's tools as it listed them

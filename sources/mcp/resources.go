@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -45,10 +46,6 @@ func (s *Source) GetPrompt(ctx context.Context, name string, args map[string]str
 func (s *Source) Complete(ctx context.Context, params map[string]any) (json.RawMessage, error) {
 	return s.conn.forward(ctx, string(mcp.MethodCompletionComplete), params)
 }
-
-// Code is the upstream's JSON-RPC error code, passed on to the caller of a
-// forwarded read or get (an unknown resource stays "not found").
-func (e *rpcError) Code() int { return e.code }
 
 // forward sends one request on the current session (connecting when there
 // is none), or with session per_caller on the session of the caller in ctx
@@ -94,27 +91,31 @@ func (c *conn) send(ctx context.Context, shared bool, method string, params any)
 }
 
 // listCatalog lists what the server declared it has: resources and
-// templates with the resources capability, prompts with prompts.
+// templates with the resources capability, prompts with prompts. Each
+// list stands alone: one the server refuses (a server with resources may
+// answer -32601 to resources/templates/list) is empty, the others are
+// served, and the error names every list that failed.
 func (s *session) listCatalog(ctx context.Context) (pipeline.SourceCatalog, error) {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	var cat pipeline.SourceCatalog
+	cat := pipeline.SourceCatalog{Instructions: s.instructions}
 	caps := s.client.GetServerCapabilities()
-	var err error
+	var errs []error
+	list := func(into *[]json.RawMessage, method, key string) {
+		items, err := s.listAll(ctx, method, key)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		*into = items
+	}
 	if caps.Resources != nil {
-		if cat.Resources, err = s.listAll(ctx, string(mcp.MethodResourcesList), "resources"); err != nil {
-			return cat, err
-		}
-		if cat.Templates, err = s.listAll(ctx, string(mcp.MethodResourcesTemplatesList), "resourceTemplates"); err != nil {
-			return cat, err
-		}
+		list(&cat.Resources, string(mcp.MethodResourcesList), "resources")
+		list(&cat.Templates, string(mcp.MethodResourcesTemplatesList), "resourceTemplates")
 	}
 	if caps.Prompts != nil {
-		if cat.Prompts, err = s.listAll(ctx, string(mcp.MethodPromptsList), "prompts"); err != nil {
-			return cat, err
-		}
+		list(&cat.Prompts, string(mcp.MethodPromptsList), "prompts")
 	}
-	return cat, nil
+	return cat, errors.Join(errs...)
 }
 
 // listAll follows the cursors of one list method.
@@ -169,9 +170,8 @@ func (c *conn) relistCatalogNow() {
 		return // the next connect lists it
 	}
 	cat, err := s.listCatalog(c.ctx)
-	if err != nil {
-		c.log.Warn("MCP server's resources or prompts could not be listed after list_changed", zap.String("server", c.set.describe()), zap.Error(err))
-		return
+	if err != nil { // what did list is served
+		c.log.Warn("MCP server's resources or prompts could not all be listed after list_changed", zap.String("server", c.set.describe()), zap.Error(err))
 	}
 	c.publish(s, func() { c.cat = cat })
 }

@@ -12,6 +12,7 @@
 //	schema.go     OpenAPI schemas as JSON Schema for tools/list
 //	serialize.go  parameter values on the wire (style and explode)
 //	request.go    one call as an HTTP request
+//	reserved.go   the names only the gateway sends, which no argument may make
 //	credential.go what the gateway injects (never the caller)
 //	executor.go   sending it and turning the response into a result
 package openapi

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/sources/upstream"
@@ -46,9 +45,6 @@ type Executor struct {
 	// caller, so an unverified caller's result is never cached (it has no
 	// identity to key it by).
 	needsIdentity bool
-	// Log gets a line when a call's arguments produced a request part a
-	// credential sets (dropped); nil: not logged.
-	Log *zap.Logger
 	// keyPrefix starts every cache key: server, method, path template.
 	keyPrefix string
 }
@@ -79,12 +75,7 @@ func (x *Executor) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, dropped, err := x.Op.newRequest(ctx, x.Base, call)
-	if len(dropped) > 0 && x.Log != nil {
-		// Names only: the values are the caller's, perhaps a guessed secret.
-		x.Log.Warn("openapi source: arguments dropped, a credential sets these request parts",
-			zap.String("tool", x.Op.Tool), zap.Strings("dropped", dropped))
-	}
+	req, err := x.Op.newRequest(ctx, x.Base, call)
 	if err != nil {
 		if pe, ok := err.(*pipeline.Error); ok {
 			return nil, pe // an identity value the caller lacks: authentication
@@ -99,7 +90,7 @@ func (x *Executor) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.
 	qctx, end := pipeline.ObserveQuery(ctx, call, pipeline.QueryInfo{System: "http", Statement: x.Op.Method + " " + x.Op.Path, Server: x.Base.Host})
 	res, err := x.Retry.Send(qctx, x.Client, req.WithContext(qctx), x.Breaker)
 	if err == nil && (res.StatusCode < 200 || res.StatusCode > 299) {
-		err = upstream.NewStatusError(res)
+		err = upstream.NewStatusError(res, upstream.Secrets(req, x.Credentials)...)
 		res.Body.Close()
 	}
 	end(err)

@@ -20,6 +20,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi2conv"
 	"github.com/getkin/kin-openapi/openapi3"
 	"go.yaml.in/yaml/v4"
+
+	"github.com/edgemcp/edgemcp/sources/upstream"
 )
 
 // Defaults for reading a document.
@@ -37,8 +39,11 @@ type LoadOptions struct {
 	// AllowExternalRefs lets $refs point at other files or URLs. Off, a
 	// document cannot make the gateway read anything else (no SSRF).
 	AllowExternalRefs bool
-	// Client fetches URLs; nil uses a client with Timeout.
+	// Client fetches URLs; nil uses a client with Timeout that follows
+	// redirects only within the origin of each request.
 	Client *http.Client
+
+	refs *refPolicy // what external $refs may read (Load sets it)
 }
 
 func (o *LoadOptions) defaults() {
@@ -49,7 +54,7 @@ func (o *LoadOptions) defaults() {
 		o.Timeout = DefaultLoadTimeout
 	}
 	if o.Client == nil {
-		o.Client = &http.Client{Timeout: o.Timeout}
+		o.Client = &http.Client{Timeout: o.Timeout, CheckRedirect: upstream.StayOnOrigin}
 	}
 }
 
@@ -76,7 +81,12 @@ func Load(ctx context.Context, location string, opt LoadOptions) (*Document, err
 	if err != nil {
 		return nil, err
 	}
-	return parse(ctx, data, base, location, opt)
+	opt.refs = newRefPolicy(base, opt.Timeout)
+	doc, err := parse(ctx, data, base, location, opt)
+	if err != nil {
+		return nil, opt.refs.quiet(err)
+	}
+	return doc, nil
 }
 
 // parse turns the bytes of a document into a Document; base is its URL,
@@ -130,18 +140,16 @@ func parse(ctx context.Context, data []byte, base *url.URL, location string, opt
 }
 
 // newLoader returns a kin-openapi loader that reads external $refs only
-// when they are allowed, within the load's bounds.
+// when they are allowed, as refPolicy says, within the load's bounds.
 func newLoader(ctx context.Context, opt LoadOptions) *openapi3.Loader {
 	loader := openapi3.NewLoader()
 	loader.Context = ctx
 	loader.IsExternalRefsAllowed = opt.AllowExternalRefs
-	loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
-		if !opt.AllowExternalRefs {
-			return nil, fmt.Errorf("external $ref to %s: external references are off (allow_external_refs)", u.Redacted())
-		}
-		b, _, err := read(ctx, u.String(), opt)
-		return b, err
+	refs := opt.refs
+	if refs == nil {
+		refs = newRefPolicy(nil, opt.Timeout)
 	}
+	refs.install(ctx, loader, opt)
 	return loader
 }
 
@@ -274,6 +282,9 @@ func fetch(ctx context.Context, u *url.URL, opt LoadOptions) ([]byte, error) {
 		return nil, fmt.Errorf("fetch %s: %v", u.Redacted(), err)
 	}
 	defer res.Body.Close()
+	if res.StatusCode/100 == 3 && res.Header.Get("Location") != "" {
+		return nil, fmt.Errorf("fetch %s: HTTP %s: a redirect to another origin is not followed", u.Redacted(), res.Status)
+	}
 	if res.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("fetch %s: HTTP %s", u.Redacted(), res.Status)
 	}

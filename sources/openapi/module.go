@@ -23,7 +23,8 @@ func init() {
 type Source struct {
 	// Spec is the document's path or URL.
 	Spec string `json:"spec"`
-	// BaseURL overrides the document's servers[0].
+	// BaseURL overrides the document's servers[0]. Required when the
+	// source sends credentials or static headers (sendsSecrets).
 	BaseURL string `json:"base_url,omitempty"`
 	// Include and Exclude are globs over operationId, tag, method and path.
 	Include []string `json:"include,omitempty"`
@@ -97,6 +98,9 @@ func (s *Source) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.sendsSecrets() && s.BaseURL == "" {
+		return fmt.Errorf("openapi %s: %s", spec, baseURLRequired(doc))
+	}
 	s.live = new(liveDoc)
 	s.live.doc.Store(doc)
 	if err := (Options{Include: s.Include, Exclude: s.Exclude}).Check(); err != nil {
@@ -108,6 +112,28 @@ func (s *Source) Provision(ctx caddy.Context) error {
 		go s.refreshLoop(ctx, spec, opts, time.Duration(s.Refresh))
 	}
 	return nil
+}
+
+// sendsSecrets reports whether the source's requests carry anything of
+// the gateway's: a credential or a static header. Those travel only to
+// the origin the operator names with base_url. Taken from the document's
+// servers[0], they would go wherever the document points, and a remote
+// document (or a local one another process rewrites) changes that without
+// the operator: on a refresh, at a reload, at a restart.
+func (s *Source) sendsSecrets() bool {
+	return len(s.Config.Credentials) > 0 || len(s.Config.Headers) > 0
+}
+
+// baseURLRequired is the error of a source that sends credentials without
+// base_url; doc, when read, names where its servers[0] points.
+func baseURLRequired(doc *Document) string {
+	msg := "credentials and headers are sent only to the origin base_url names: set base_url"
+	if doc != nil {
+		if u, err := baseURL(doc, ""); err == nil {
+			msg += " (the document's servers[0] is " + u.Redacted() + ")"
+		}
+	}
+	return msg
 }
 
 // Cleanup releases what the credentials hold (a per_caller Redis client).
@@ -168,7 +194,6 @@ func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 		CacheRespect:    s.CacheRespect,
 		CacheOperations: s.CacheOperations,
 		Set:             s.Set,
-		Log:             s.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("openapi %s: %v", doc.Location, err)
@@ -186,7 +211,11 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if !d.AllArgs(&s.Spec) {
 		return d.Errf("usage: source <name> openapi <file-or-url> { ... }")
 	}
+	var secrets error // where the first credential or header is, for the error if base_url is missing
 	for d.NextBlock(0) {
+		if sub := d.Val(); (sub == "credential" || sub == "header") && secrets == nil {
+			secrets = d.Errf("openapi source: %s", baseURLRequired(nil))
+		}
 		if ok, err := s.Config.UnmarshalSubdirective(d); ok {
 			if err != nil {
 				return err
@@ -270,6 +299,9 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		default:
 			return d.Errf("openapi source: unrecognized sub-directive %q (want base_url, include, exclude, deprecated, allow_external_refs, max_spec_size, load_timeout, refresh, cache, cache_operations, set, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
 		}
+	}
+	if secrets != nil && s.BaseURL == "" {
+		return secrets
 	}
 	return nil
 }

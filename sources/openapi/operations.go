@@ -34,7 +34,8 @@ type Options struct {
 	// configuration or the verified caller.
 	Fixed map[string]upstream.Fixed
 
-	schema2020 bool // set by Operations from the document's version
+	schema2020 bool           // set by Operations from the document's version
+	protected  protectedNames // set by Operations from Reserved and Fixed
 }
 
 // Check reports a malformed glob.
@@ -57,10 +58,10 @@ type Operation struct {
 	Op      *openapi3.Operation
 	Params  []*parameter // path, query, header and cookie parameters, in the document's order
 	Body    *requestBody // nil when the operation takes none
-	// reserved are the request parts the credentials set: a query key or
-	// cookie an argument produces under one of these names (the keys of an
-	// exploded object) is dropped from the request (request.go).
-	reserved upstream.Reserved
+	// protected are the names only the gateway sends (credentials' and
+	// fixed parameters'): a call whose arguments would produce one is
+	// refused (newRequest).
+	protected protectedNames
 	// schema2020 says the document's schemas are JSON Schema 2020-12
 	// (OpenAPI 3.1 and later) rather than OpenAPI 3.0's dialect.
 	schema2020 bool
@@ -117,6 +118,11 @@ func Operations(doc *Document, opt Options) ([]*Operation, error) {
 		return nil, err
 	}
 	opt.schema2020 = doc.IsOpenAPI31OrLater()
+	protected, err := newProtectedNames(opt.Reserved, opt.Fixed)
+	if err != nil {
+		return nil, err
+	}
+	opt.protected = protected
 	if doc.Paths == nil {
 		return nil, nil
 	}
@@ -183,8 +189,8 @@ func newOperation(opt Options, method, p string, item *openapi3.PathItem, op *op
 			}
 		}
 	}
-	o.reserved = opt.Reserved
-	if err := o.collectParams(item.Parameters, op.Parameters, opt.Reserved, opt.Fixed); err != nil {
+	o.protected = opt.protected
+	if err := o.collectParams(item.Parameters, op.Parameters); err != nil {
 		return nil, err
 	}
 	if op.RequestBody != nil && op.RequestBody.Value != nil {
@@ -227,10 +233,13 @@ func joinPrefix(prefix, sep, s string) string {
 
 // collectParams merges the path item's parameters with the operation's
 // (the operation's win for the same name and location) and names the
-// input property of each. Parameters the gateway sets (reserved by a
-// credential) and headers the specification says to ignore are left out:
-// no argument can set them.
-func (o *Operation) collectParams(shared, own openapi3.Parameters, reserved upstream.Reserved, fixed map[string]upstream.Fixed) error {
+// input property of each. A parameter whose name a credential sets, and
+// headers the specification says to ignore, are left out; one whose name
+// a `set` fixes takes its value: no argument can set either. Names compare
+// as protectedNames does, so `set X-Tenant-Id` fixes a header the document
+// spells x-tenant-id. A path parameter's name is not on the wire (but for
+// the matrix style, which newRequest checks), so only `set` takes it.
+func (o *Operation) collectParams(shared, own openapi3.Parameters) error {
 	type key struct{ name, in string }
 	var order []key
 	byKey := map[key]*openapi3.Parameter{}
@@ -240,10 +249,10 @@ func (o *Operation) collectParams(shared, own openapi3.Parameters, reserved upst
 				continue
 			}
 			v := ref.Value
-			if v.In == openapi3.ParameterInHeader && ignoredHeader(v.Name) || reserved.Has(v.In, v.Name) {
-				if v.In == openapi3.ParameterInPath {
-					return fmt.Errorf("path parameter %q is set by a credential; a path cannot carry one", v.Name)
-				}
+			if v.In == openapi3.ParameterInHeader && ignoredHeader(v.Name) {
+				continue
+			}
+			if p, ok := o.protected.lookup(v.Name); ok && p.fixed == nil && v.In != openapi3.ParameterInPath {
 				continue
 			}
 			k := key{v.Name, v.In}
@@ -260,12 +269,12 @@ func (o *Operation) collectParams(shared, own openapi3.Parameters, reserved upst
 	}
 	for _, k := range order {
 		p := byKey[k]
-		if f, ok := fixed[p.Name]; ok {
+		if f, ok := o.protected.lookup(p.Name); ok && f.fixed != nil {
 			spec := paramSpec{Name: p.Name, In: p.In, Style: p.Style, Explode: p.Explode, AllowReserved: p.AllowReserved}
 			if err := spec.validate(); err != nil {
 				return err
 			}
-			o.Params = append(o.Params, &parameter{paramSpec: spec, Schema: p.Schema, Fixed: &f})
+			o.Params = append(o.Params, &parameter{paramSpec: spec, Schema: p.Schema, Fixed: f.fixed})
 			continue
 		}
 		prop := p.Name

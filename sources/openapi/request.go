@@ -100,10 +100,10 @@ func plainJSON(v any) any {
 
 // newRequest builds the HTTP request of one call: the path with its
 // parameters (each confined to its segment), the query, headers, cookies
-// and body. base is the server URL the path is appended to. dropped names
-// the query keys and cookies an argument produced that a credential sets
-// ("query api_key"): they are left out, the credential's alone are sent.
-func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipeline.Call) (req *http.Request, dropped []string, err error) {
+// and body. base is the server URL the path is appended to. Every name an
+// argument puts on the wire passes o.protected: a call that would send one
+// the gateway sets fails here, before anything is sent.
+func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipeline.Call) (*http.Request, error) {
 	args := call.Inputs
 	p := o.Path
 	var query, cookies []string
@@ -113,7 +113,7 @@ func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipelin
 		if prm.Fixed != nil {
 			fv, err := prm.Fixed.Value(call)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			v = fv
 		} else {
@@ -124,19 +124,22 @@ func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipelin
 		}
 		enc, err := prm.encode(v)
 		if err != nil {
-			return nil, nil, fmt.Errorf("input %q: %v", prm.Property, err)
+			return nil, fmt.Errorf("input %q: %v", prm.Property, err)
+		}
+		if prm.Fixed == nil {
+			if err := o.protected.refuse(prm, enc); err != nil {
+				return nil, err
+			}
 		}
 		switch prm.In {
 		case openapi3.ParameterInPath:
 			p = strings.ReplaceAll(p, "{"+prm.Name+"}", enc.Path)
 		case openapi3.ParameterInQuery:
-			query, dropped = o.appendUnreserved(query, enc.Query, "query", url.QueryUnescape, dropped)
+			query = append(query, enc.Query...)
 		case openapi3.ParameterInHeader:
-			// A header parameter's name is the document's, and one a
-			// credential sets is no input (collectParams): nothing to drop.
 			header.Set(prm.Name, enc.Header)
 		case openapi3.ParameterInCookie:
-			cookies, dropped = o.appendUnreserved(cookies, enc.Cookie, "cookie", url.PathUnescape, dropped)
+			cookies = append(cookies, enc.Cookie...)
 		}
 	}
 	u := *base
@@ -153,16 +156,19 @@ func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipelin
 	contentType := ""
 	if o.Body != nil {
 		if v, ok := args[bodyProperty]; ok {
+			if err := o.protected.refuseFields(v); err != nil {
+				return nil, err
+			}
 			b, ct, err := encodeBody(o.Body.MediaType, v)
 			if err != nil {
-				return nil, nil, fmt.Errorf("input %q: %v", bodyProperty, err)
+				return nil, fmt.Errorf("input %q: %v", bodyProperty, err)
 			}
 			body, contentType = bytes.NewReader(b), ct
 		}
 	}
-	req, err = http.NewRequestWithContext(ctx, o.Method, u.String(), body)
+	req, err := http.NewRequestWithContext(ctx, o.Method, u.String(), body)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for k, vs := range header {
 		req.Header[k] = vs
@@ -174,23 +180,7 @@ func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipelin
 		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json, */*;q=0.8")
-	return req, dropped, nil
-}
-
-// appendUnreserved appends the encoded "name=value" pairs to out, but for
-// those whose name a credential sets: an exploded object parameter makes
-// its keys names of their own (?R=1&G=2), so a caller could otherwise send
-// a key or cookie the gateway injects. Those are noted in dropped.
-func (o *Operation) appendUnreserved(out, pairs []string, in string, unescape func(string) (string, error), dropped []string) ([]string, []string) {
-	for _, pair := range pairs {
-		name, _, _ := strings.Cut(pair, "=")
-		if plain, err := unescape(name); err == nil && o.reserved.Has(in, plain) || o.reserved.Has(in, name) {
-			dropped = append(dropped, in+" "+name)
-			continue
-		}
-		out = append(out, pair)
-	}
-	return out, dropped
+	return req, nil
 }
 
 // encodeBody writes a request body in the operation's media type.

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/sources/upstream"
 )
@@ -22,9 +20,7 @@ type Config struct {
 	// Credentials are added to every request, in order.
 	Credentials []upstream.Credential
 	// Client sends the requests; nil uses upstream.NewClient(upstream.Transport).
-	Client *http.Client
-	// Log is told of arguments dropped at run time (Executor.Log).
-	Log             *zap.Logger
+	Client          *http.Client
 	Retry           upstream.Retry
 	Breaker         *upstream.Breaker
 	MaxResponseSize int64
@@ -77,16 +73,16 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 	if client == nil {
 		client = upstream.NewClient(upstream.Transport)
 	}
-	used := map[string]bool{}
+	used := map[string]bool{} // by canonicalName, as a set takes a parameter
 	for _, o := range ops {
 		for _, p := range o.Params {
 			if p.Fixed != nil {
-				used[p.Name] = true
+				used[string(canonicalName(nil, p.Name, false))] = true
 			}
 		}
 	}
 	for name := range cfg.Set {
-		if !used[name] {
+		if !used[string(canonicalName(nil, name, false))] {
 			return nil, fmt.Errorf("set %s: no selected operation has a parameter of that name", name)
 		}
 	}
@@ -107,9 +103,9 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 			FromIdentity: o.FromIdentity(),
 			Executor: &Executor{Op: o, Base: base, Client: client, Credentials: cfg.Credentials,
 				Retry: cfg.Retry, Breaker: cfg.Breaker, MaxResponseSize: cfg.MaxResponseSize, Timeout: cfg.Timeout,
-				RespectCacheControl: cfg.CacheRespect, Log: cfg.Log,
-				needsIdentity: perCaller || len(o.FromIdentity()) > 0,
-				keyPrefix:     base.String() + "\x00" + o.Method + " " + o.Path + "\x00"},
+				RespectCacheControl: cfg.CacheRespect,
+				needsIdentity:       perCaller || len(o.FromIdentity()) > 0,
+				keyPrefix:           base.String() + "\x00" + o.Method + " " + o.Path + "\x00"},
 		}
 		forced := len(cfg.CacheOperations) > 0 && (Options{Include: cfg.CacheOperations}).selects(o.Method, o.Path, o.Op)
 		if cfg.CacheTTL > 0 && (o.Method == http.MethodGet || o.Method == http.MethodHead || forced) {

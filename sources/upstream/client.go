@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,18 +32,29 @@ func newTransport() *http.Transport {
 // within the origin of the first request, so a credential never travels
 // to another host; a redirect elsewhere is answered as the 3xx it is.
 func NewClient(transport http.RoundTripper) *http.Client {
-	return &http.Client{
-		Transport: transport,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 10 {
-				return errors.New("stopped after 10 redirects")
-			}
-			if first := via[0].URL; req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
-				return http.ErrUseLastResponse
-			}
-			return nil
-		},
+	return &http.Client{Transport: transport, CheckRedirect: StayOnOrigin}
+}
+
+// StayOnOrigin is an http.Client's CheckRedirect for every request that
+// carries something of the gateway's (a credential, a token request's
+// client secret, the document fetch): a redirect is followed only within
+// the origin of the first request; one elsewhere is answered as the 3xx it
+// is. Go's client drops Authorization and Cookie on a redirect to another
+// domain, but not an API key header, a query key or a re-posted body, and
+// it counts another port of the same host as the same domain.
+func StayOnOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
 	}
+	if !SameOrigin(req.URL, via[0].URL) {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
+// SameOrigin reports whether a and b have one scheme, host and port.
+func SameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }
 
 // ExcerptSize bounds how much of a failed response's body a caller sees.
@@ -57,8 +69,20 @@ type StatusError struct {
 }
 
 // NewStatusError reads the start of a failed response's body (no more).
-func NewStatusError(res *http.Response) *StatusError {
-	body, _ := io.ReadAll(io.LimitReader(res.Body, 4*ExcerptSize))
+// secrets are the credential values the request carried (Secrets): an
+// upstream that quotes the request back (an echo, a debugging error page)
+// must not hand them to the caller, so they are cut out of the excerpt.
+func NewStatusError(res *http.Response, secrets ...string) *StatusError {
+	const limit = 4 * ExcerptSize
+	body, _ := io.ReadAll(io.LimitReader(res.Body, limit))
+	if len(secrets) > 0 {
+		if len(body) == limit {
+			// The read may have cut a secret: a start of one at the end
+			// would not match below. Drop what could be one.
+			body = body[:max(0, limit-longest(secrets))]
+		}
+		body = scrub(body, secrets)
+	}
 	return &StatusError{Code: res.StatusCode, Status: res.Status, Excerpt: excerpt(body)}
 }
 

@@ -38,27 +38,6 @@ func (r *Reserved) add(o Reserved) {
 // Add adds o's names to r.
 func (r *Reserved) Add(o Reserved) { r.add(o) }
 
-// Has reports whether the parameter named name in location in ("header",
-// "query" or "cookie") is set by the gateway. Header names fold case.
-func (r Reserved) Has(in, name string) bool {
-	var names []string
-	fold := false
-	switch in {
-	case "header":
-		names, fold = r.Headers, true
-	case "query":
-		names = r.Query
-	case "cookie":
-		names = r.Cookies
-	}
-	for _, n := range names {
-		if n == name || (fold && strings.EqualFold(n, name)) {
-			return true
-		}
-	}
-	return false
-}
-
 // Bearer sends "Authorization: Bearer <token>".
 type Bearer struct{ Token string }
 
@@ -94,11 +73,13 @@ func (k APIKey) Apply(_ context.Context, req *http.Request, _ *pipeline.Call) er
 		req.URL.RawQuery = q.Encode()
 	case "cookie":
 		// Drop any pair of that name first: servers read the first one, so
-		// a caller's cookie must not come before the gateway's.
+		// a caller's cookie must not come before the gateway's. Names are
+		// compared as cookie parsers read them, trimmed: "sid =x" is a
+		// "sid" cookie to them.
 		var kept []string
 		for _, pair := range strings.Split(req.Header.Get("Cookie"), ";") {
-			name, _, _ := strings.Cut(strings.TrimSpace(pair), "=")
-			if pair = strings.TrimSpace(pair); pair != "" && name != k.Name {
+			name, _, _ := strings.Cut(pair, "=")
+			if pair = strings.TrimSpace(pair); pair != "" && strings.TrimSpace(name) != k.Name {
 				kept = append(kept, pair)
 			}
 		}

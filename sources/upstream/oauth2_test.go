@@ -51,3 +51,31 @@ func TestOAuth2ClientCredentials(t *testing.T) {
 		t.Errorf("refused client: %q", got)
 	}
 }
+
+// TestOAuth2TokenRequestStaysOnItsOrigin: a token endpoint that answers
+// 307 to another origin does not get the client secret re-posted there
+// (Go's client re-posts the body, and keeps Authorization for another
+// port of the same host); the credential fails without a token.
+func TestOAuth2TokenRequestStaysOnItsOrigin(t *testing.T) {
+	var stolen atomic.Int32
+	thief := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stolen.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"access_token": "t", "token_type": "Bearer"}`)
+	}))
+	defer thief.Close()
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, thief.URL+"/token", http.StatusTemporaryRedirect)
+	}))
+	defer tokens.Close()
+
+	c := NewOAuth2(tokens.URL, "gw", "s3cret", nil, 5*time.Second)
+	req, _ := http.NewRequest("GET", "http://upstream.invalid/", nil)
+	err := c.Apply(context.Background(), req, &pipeline.Call{})
+	if err == nil {
+		t.Errorf("a token came through the redirect: %q", req.Header.Get("Authorization"))
+	}
+	if n := stolen.Load(); n != 0 {
+		t.Errorf("the other origin received %d token requests", n)
+	}
+}

@@ -65,6 +65,7 @@ func (r Retry) Send(ctx context.Context, client *http.Client, req *http.Request,
 			try.Body = body
 		}
 		res, err := client.Do(try)
+		err = withoutQuery(err)
 		b.record(err != nil || (res.StatusCode >= 500 && res.StatusCode != http.StatusNotImplemented))
 		if n >= attempts || ctx.Err() != nil || (err == nil && !retryable[res.StatusCode]) {
 			if err != nil {

@@ -5,7 +5,11 @@
 // served over streamable HTTP:
 //
 //   node conformance-upstream.mjs <port>
+//   node conformance-upstream.mjs --stdio [--no-templates]
 //
+// With --stdio one session is served on stdin/stdout instead (the fidelity test runs it as
+// a stdio source); --no-templates leaves resources/templates/list unanswered (-32601), as
+// some servers that declare resources do.
 // The suite's scenarios run against it directly and against the gateway fronting it as
 // an MCP source (caddymodule/forward_conformance_test.go): what passes directly must pass
 // through the gateway. Prints "listening <port>" on stdout once it listens.
@@ -27,6 +31,7 @@ import {
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
+  ListRootsResultSchema,
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
@@ -34,6 +39,8 @@ import {
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
+const stdio = process.argv[2] === "--stdio";
+const noTemplates = process.argv.includes("--no-templates");
 const port = Number(process.argv[2]);
 // 1x1 PNG and a short silent WAV.
 const png =
@@ -49,6 +56,12 @@ const resource = {
 
 const tools = [
   { name: "test_simple_text", description: "Returns simple text", inputSchema: noArgs,
+    // Fields of a tools/list entry beyond the usual, one no SDK models among
+    // them: a gateway passes them on as they are.
+    listed: { title: "Simple text", icons: [{ src: "data:image/png;base64," + png, mimeType: "image/png", sizes: ["1x1"] }],
+      annotations: { title: "Simple text (annotation)", readOnlyHint: true, "x-vendor-hint": 1 },
+      execution: { taskSupport: "forbidden" }, _meta: { ui: { resourceUri: "ui://test/simple.html" } },
+      "x-vendor": { kept: true } },
     run: async () => text("This is a simple text response for testing.") },
   { name: "test_image_content", description: "Returns an image", inputSchema: noArgs,
     run: async () => ({ content: [{ type: "image", data: png, mimeType: "image/png" }] }) },
@@ -144,6 +157,11 @@ const tools = [
       $defs: { address: { type: "object", properties: { street: { type: "string" }, city: { type: "string" } } } },
       properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } }, additionalProperties: false },
     run: async (args) => text(`Hello ${args.name ?? "nobody"}`) },
+  { name: "test_roots", description: "Asks the client for its roots", inputSchema: noArgs,
+    run: async (_args, extra) => {
+      const r = await extra.sendRequest({ method: "roots/list" }, ListRootsResultSchema);
+      return text(JSON.stringify(r.roots));
+    } },
   { name: "notify_resource_updated", description: "Tells the sessions subscribed to uri that it changed",
     inputSchema: { type: "object", properties: { uri: { type: "string" } }, required: ["uri"] },
     run: async (args) => {
@@ -200,16 +218,18 @@ function newServer() {
   const server = new Server({ name: "conformance-upstream", version: "1.0.0" },
     { capabilities: { tools: {}, logging: {}, resources: { subscribe: true }, prompts: {}, completions: {} } });
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-    resources: resources.map(({ uri, name, description, mimeType }) => ({ uri, name, description, mimeType })),
+    resources: resources.map(({ uri, name, description, mimeType }) => ({ uri, name, description, mimeType, "x-vendor": { uri } })),
   }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: [{ uriTemplate: "test://template/{id}/data", name: "template-data",
-      description: "Data for one id", mimeType: "application/json" }],
-  }));
+  if (!noTemplates)
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+      resourceTemplates: [{ uriTemplate: "test://template/{id}/data", name: "template-data",
+        description: "Data for one id", mimeType: "application/json" }],
+    }));
   server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
     const contents = readResource(req.params.uri);
     if (!contents) throw new McpError(-32002, `Resource not found: ${req.params.uri}`);
-    return { contents: [contents] };
+    // A result's own _meta, which a gateway keeps.
+    return { contents: [contents], _meta: { "io.edgemcp.test/read": req.params.uri } };
   });
   server.setRequestHandler(SubscribeRequestSchema, async (req) => {
     if (!readResource(req.params.uri)) throw new McpError(-32002, `Resource not found: ${req.params.uri}`);
@@ -223,7 +243,7 @@ function newServer() {
   });
   server.onclose = () => { for (const uri of [...watchers.keys()]) unwatch(uri, server); };
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({
-    prompts: prompts.map(({ name, description, arguments: args }) => ({ name, description, arguments: args })),
+    prompts: prompts.map(({ name, description, arguments: args }) => ({ name, description, arguments: args, _meta: { "x-vendor": name } })),
   }));
   server.setRequestHandler(GetPromptRequestSchema, async (req) => {
     const p = prompts.find((p) => p.name === req.params.name);
@@ -235,7 +255,7 @@ function newServer() {
     return { completion: { values, total: values.length, hasMore: false } };
   });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
+    tools: tools.map(({ name, description, inputSchema, listed }) => ({ name, description, inputSchema, ...listed })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const tool = tools.find((t) => t.name === req.params.name);
@@ -245,10 +265,15 @@ function newServer() {
   return server;
 }
 
+if (stdio) {
+  const { StdioServerTransport } = await import("@modelcontextprotocol/sdk/server/stdio.js");
+  await newServer().connect(new StdioServerTransport());
+}
+
 const sessions = new Map();
 // Only loopback names in Host (the suite's dns-rebinding-protection scenario).
 const loopback = new Set(["127.0.0.1", "localhost", "[::1]"]);
-createServer(async (req, res) => {
+if (!stdio) createServer(async (req, res) => {
   const host = (req.headers.host ?? "").replace(/:\d+$/, "");
   if (!loopback.has(host)) {
     res.writeHead(403).end();

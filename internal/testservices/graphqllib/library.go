@@ -22,8 +22,11 @@ import (
 
 // SDL is the library's schema: authors and books refer to each other,
 // input objects refer to each other, a connection, a union, an enum, a
-// mutation, a field that always fails (errors with null data) and one
-// that fails alone (partial data).
+// mutation, a field that always fails (errors with null data), a nullable
+// root field that always fails (null with its error), one that fails alone
+// (partial data), and the orders of two tenants, "acme" and "globex",
+// taken by a tenant argument at the root and below a customer, where
+// leaving it out means every tenant's.
 const SDL = `schema { query: Query mutation: Mutation }
 
 "A book on the shelves."
@@ -81,6 +84,20 @@ type PageInfo {
 
 union Found = Book | Author
 
+"An order of one tenant."
+type Order {
+  id: ID!
+  tenant: String!
+  item: String!
+}
+
+type Customer {
+  id: ID!
+  name: String!
+  "The customer's orders of one tenant; of all tenants when it is left out."
+  orders(tenant: String): [Order!]!
+}
+
 type Query {
   "Finds a book by its id."
   book(id: ID!): Book
@@ -92,6 +109,11 @@ type Query {
   count: Int!
   "Always fails."
   broken: Book!
+  "Always fails, and is null."
+  lost: Book
+  "A tenant's orders."
+  orders(tenant: String!): [Order!]!
+  customer(id: ID!): Customer
 }
 
 type Mutation {
@@ -112,16 +134,23 @@ type author struct {
 	books    []*book
 }
 
+type order struct{ id, tenant, item, customer string }
+
 type library struct {
-	mu    sync.Mutex
-	books []*book
-	byID  map[string]*author
+	mu     sync.Mutex
+	books  []*book
+	byID   map[string]*author
+	orders []order
 }
 
 func newLibrary() *library {
 	le := &author{id: "a1", name: "Ursula K. Le Guin"}
 	sagan := &author{id: "a2", name: "Carl Sagan"}
-	l := &library{byID: map[string]*author{"a1": le, "a2": sagan}}
+	l := &library{byID: map[string]*author{"a1": le, "a2": sagan}, orders: []order{
+		{id: "o1", tenant: "acme", item: "The Dispossessed", customer: "c1"},
+		{id: "o2", tenant: "globex", item: "Cosmos", customer: "c1"},
+		{id: "o3", tenant: "globex", item: "The Left Hand of Darkness", customer: "c2"},
+	}}
 	for _, b := range []*book{
 		{id: "1", title: "The Dispossessed", genre: "FICTION", year: 1974, rating: 4.5, author: le},
 		{id: "2", title: "Cosmos", genre: "SCIENCE", year: 1980, rating: 4.7, author: sagan},
@@ -213,6 +242,52 @@ func (q *queryResolver) Count() int32 {
 func (q *queryResolver) Broken() (*bookResolver, error) {
 	return nil, errors.New("the shelf collapsed")
 }
+
+func (q *queryResolver) Lost() (*bookResolver, error) {
+	return nil, errors.New("the book is lost")
+}
+
+func (q *queryResolver) Orders(args struct{ Tenant string }) []*orderResolver {
+	return q.l.ordersOf(&args.Tenant, "")
+}
+
+func (q *queryResolver) Customer(args struct{ ID graphqlgo.ID }) *customerResolver {
+	if args.ID != "c1" && args.ID != "c2" {
+		return nil
+	}
+	return &customerResolver{l: q.l, id: string(args.ID)}
+}
+
+// ordersOf returns the orders of the tenant (nil: every tenant's) and of
+// the customer ("": every customer's).
+func (l *library) ordersOf(tenant *string, customer string) []*orderResolver {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*orderResolver
+	for _, o := range l.orders {
+		if (tenant == nil || o.tenant == *tenant) && (customer == "" || o.customer == customer) {
+			out = append(out, &orderResolver{o})
+		}
+	}
+	return out
+}
+
+type customerResolver struct {
+	l  *library
+	id string
+}
+
+func (c *customerResolver) ID() graphqlgo.ID { return graphqlgo.ID(c.id) }
+func (c *customerResolver) Name() string     { return map[string]string{"c1": "Ada", "c2": "Grace"}[c.id] }
+func (c *customerResolver) Orders(args struct{ Tenant *string }) []*orderResolver {
+	return c.l.ordersOf(args.Tenant, c.id)
+}
+
+type orderResolver struct{ o order }
+
+func (r *orderResolver) ID() graphqlgo.ID { return graphqlgo.ID(r.o.id) }
+func (r *orderResolver) Tenant() string   { return r.o.tenant }
+func (r *orderResolver) Item() string     { return r.o.item }
 
 func (q *queryResolver) AddBook(args struct {
 	Input struct {

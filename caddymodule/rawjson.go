@@ -1,0 +1,156 @@
+package caddymodule
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+)
+
+// What a proxied MCP server sends is passed on as it sent it, fields the
+// gateway does not model included (docs/sources.md, MCP servers): its
+// tools/list entries with the gateway's name spliced in, the entries of
+// its resource, template and prompt lists, its results of resources/read,
+// prompts/get and completion/complete. These helpers edit JSON text in
+// place, by the byte ranges of its members, so that everything else stays
+// as it was.
+
+var errNotJSONObject = errors.New("not a JSON object")
+
+// jsonMembers calls fn with each member of the JSON object obj: its key and
+// the byte range of its value in obj. fn returns false to stop.
+func jsonMembers(obj []byte, fn func(key string, start, end int) bool) error {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return errNotJSONObject
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		end := int(dec.InputOffset())
+		if !fn(key, end-len(v), end) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// jsonElements calls fn with the byte range of each element of the JSON
+// array arr.
+func jsonElements(arr []byte, fn func(start, end int)) error {
+	dec := json.NewDecoder(bytes.NewReader(arr))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return errors.New("not a JSON array")
+	}
+	for dec.More() {
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		end := int(dec.InputOffset())
+		fn(end-len(v), end)
+	}
+	return nil
+}
+
+// jsonMember is the value of key in the JSON object obj, nil when it has
+// none.
+func jsonMember(obj []byte, key string) json.RawMessage {
+	var out json.RawMessage
+	_ = jsonMembers(obj, func(k string, start, end int) bool {
+		if k == key {
+			out = obj[start:end]
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// withJSONMember is obj with the value of key replaced by val, or with
+// key: val added at its end when obj has no such key.
+func withJSONMember(obj []byte, key string, val []byte) ([]byte, error) {
+	at, to := -1, -1
+	err := jsonMembers(obj, func(k string, start, end int) bool {
+		if k == key {
+			at, to = start, end
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if at >= 0 {
+		return splice(obj, at, to, val), nil
+	}
+	k, _ := json.Marshal(key)
+	closing := bytes.LastIndexByte(obj, '}')
+	head := bytes.TrimRight(obj[:closing], " \t\r\n")
+	out := make([]byte, 0, len(obj)+len(k)+len(val)+2)
+	out = append(out, head...)
+	if head[len(head)-1] != '{' {
+		out = append(out, ',')
+	}
+	out = append(append(append(out, k...), ':'), val...)
+	return append(out, obj[closing:]...), nil
+}
+
+// splice is b with b[start:end] replaced by val, in a new slice.
+func splice(b []byte, start, end int, val []byte) []byte {
+	out := make([]byte, 0, len(b)-(end-start)+len(val))
+	out = append(append(append(out, b[:start]...), val...), b[end:]...)
+	return out
+}
+
+// mergeResult is the upstream's result as it sent it, with the members of
+// mcp-go's encoding of it that it lacks (on 2026-07-28, resultType and
+// the server's _meta entries) added, so that the protocol's decoration
+// stays while nothing of the upstream's is lost.
+func mergeResult(upstream, ours []byte) ([]byte, error) {
+	out := upstream
+	var ourMeta json.RawMessage
+	var missing [][2][]byte
+	err := jsonMembers(ours, func(key string, start, end int) bool {
+		if key == "_meta" {
+			ourMeta = ours[start:end]
+		} else if jsonMember(upstream, key) == nil {
+			missing = append(missing, [2][]byte{[]byte(key), ours[start:end]})
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range missing {
+		if out, err = withJSONMember(out, string(m[0]), m[1]); err != nil {
+			return nil, err
+		}
+	}
+	if ourMeta == nil {
+		return out, nil
+	}
+	meta := jsonMember(out, "_meta")
+	if meta == nil {
+		return withJSONMember(out, "_meta", ourMeta)
+	}
+	merged := meta
+	var addErr error
+	err = jsonMembers(ourMeta, func(key string, start, end int) bool {
+		if jsonMember(merged, key) == nil {
+			merged, addErr = withJSONMember(merged, key, ourMeta[start:end])
+		}
+		return addErr == nil
+	})
+	if err = cmp.Or(err, addErr); err != nil {
+		return nil, err
+	}
+	return withJSONMember(out, "_meta", merged)
+}

@@ -1,0 +1,118 @@
+package caddymodule
+
+import (
+	"context"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// A server may read, or take subscriptions to, URIs it does not list: the
+// targets of the resource links its tools return, one template's URIs on
+// a server that does not answer resources/templates/list, a resource it
+// creates on demand. Such a URI goes to the source that owns its scheme
+// (the one source whose resources or templates use it) or, when only one
+// source could take the request, to that one (docs/sources.md, MCP
+// servers, Subscriptions).
+
+// catchAllTemplate is a resource template registered with mcp-go, and
+// hidden from templates/list, that matches every URI: mcp-go answers a
+// read of a URI that matches nothing it has itself, so this is how such a
+// read reaches readUnlisted.
+const catchAllTemplate = "{+uri}"
+
+// unlistedOrigin is the source that takes uri, a URI nothing lists, among
+// the catalog sources that want accepts; nil when none can be told.
+func (h *Handler) unlistedOrigin(uri string, want func(pipeline.CatalogSource) bool) pipeline.CatalogSource {
+	up := h.upstream.p.Load()
+	var owner, only pipeline.CatalogSource
+	owners, candidates := 0, 0
+	for _, cs := range up.sources {
+		if !want(cs) {
+			continue
+		}
+		candidates++
+		only = cs
+		if scheme := uriScheme(uri); scheme != "" && up.schemes[cs][scheme] {
+			owners++
+			owner = cs
+		}
+	}
+	switch {
+	case owners == 1:
+		return owner
+	case owners == 0 && candidates == 1:
+		return only
+	}
+	return nil
+}
+
+// uriScheme is the scheme of a URI or URI template, lower case; "" when it
+// has none.
+func uriScheme(uri string) string {
+	i := strings.IndexByte(uri, ':')
+	if i <= 0 {
+		return ""
+	}
+	for j, c := range uri[:i] {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (j == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return ""
+		}
+	}
+	return strings.ToLower(uri[:i])
+}
+
+// anySource accepts every catalog source.
+func anySource(pipeline.CatalogSource) bool { return true }
+
+// readUnlisted reads a URI that matched the catch-all template. mcp-go
+// tries the templates in no fixed order, so a declared or listed template
+// that matches goes first; then the source unlistedOrigin names; else the
+// URI is not found.
+func (h *Handler) readUnlisted(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	uri := req.Params.URI
+	for _, r := range h.resources {
+		if !r.template {
+			continue
+		}
+		if t := mcp.NewResourceTemplate(r.config.URI, ""); t.URITemplate.Regexp().MatchString(uri) {
+			req.Params.Arguments = templateArguments(t, uri)
+			return h.resourceHandler(r)(ctx, req)
+		}
+	}
+	up := h.upstream.p.Load()
+	for _, t := range up.templates {
+		if t.Template.URITemplate != nil && t.Template.URITemplate.Regexp().MatchString(uri) {
+			req.Params.Arguments = templateArguments(t.Template, uri)
+			return t.Handler(ctx, req)
+		}
+	}
+	if cs := h.unlistedOrigin(uri, anySource); cs != nil {
+		return h.forwardRead(cs)(ctx, req)
+	}
+	perr := resourceNotFound(ctx, uri)
+	if st := callStateFrom(ctx); st != nil {
+		st.fail(perr)
+	}
+	return nil, perr
+}
+
+// templateArguments are the variables of uri under t, as mcp-go passes
+// them to a template's handler.
+func templateArguments(t mcp.ResourceTemplate, uri string) map[string]any {
+	vars := t.URITemplate.Match(uri)
+	out := make(map[string]any, len(vars))
+	for name, v := range vars {
+		out[name] = v.V
+	}
+	return out
+}
+
+// catchAll is the mcp-go entry of catchAllTemplate.
+func (h *Handler) catchAll() server.ServerResourceTemplate {
+	return server.ServerResourceTemplate{Template: mcp.NewResourceTemplate(catchAllTemplate, "unlisted"), Handler: h.readUnlisted}
+}
