@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -26,6 +25,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // MCP sources are tested against a real upstream MCP server: the MCP
@@ -43,70 +44,24 @@ func everything(t *testing.T) (node, script string) {
 	return node22(t, dir), script
 }
 
-// procInfo is one process in /proc: its parent, process group and state.
-type procInfo struct {
-	pid, ppid, pgid int
-	state           string
-	cmdline         string
-}
-
-func processes(t *testing.T) []procInfo {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []procInfo
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces.
-		rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
-		f := strings.Fields(rest)
-		if len(f) < 3 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		pgid, _ := strconv.Atoi(f[2])
-		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		out = append(out, procInfo{pid: pid, ppid: ppid, pgid: pgid, state: f[0], cmdline: strings.ReplaceAll(string(cmd), "\x00", " ")})
-	}
-	return out
-}
-
 // mcpChild is the pid of this process's child running server-everything
-// (0 when there is none).
+// (0 when there is none): the guard the server runs under (startChild).
 func mcpChild(t *testing.T) int {
 	t.Helper()
 	pid := 0
-	for _, p := range processes(t) {
-		if p.ppid == os.Getpid() && p.state != "Z" && strings.Contains(p.cmdline, "server-everything") {
+	for _, p := range testservices.Processes(t) {
+		if p.PPID == os.Getpid() && p.State != "Z" && strings.Contains(p.Cmdline, "server-everything") {
 			if pid != 0 {
-				t.Fatalf("two server-everything children: %d and %d", pid, p.pid)
+				t.Fatalf("two server-everything children: %d and %d", pid, p.PID)
 			}
-			pid = p.pid
+			pid = p.PID
 		}
 	}
 	return pid
 }
 
 // groupMembers counts the live processes of process group pgid.
-func groupMembers(t *testing.T, pgid int) int {
-	t.Helper()
-	n := 0
-	for _, p := range processes(t) {
-		if p.pgid == pgid && p.state != "Z" {
-			n++
-		}
-	}
-	return n
-}
+func groupMembers(t *testing.T, pgid int) int { return testservices.GroupMembers(t, pgid) }
 
 // directCall calls a tool of a fresh server-everything without the
 // gateway and returns its raw result.
@@ -173,8 +128,8 @@ func TestMCPSourceStdioEndToEnd(t *testing.T) {
 	if child == 0 {
 		t.Fatal("no server-everything child process")
 	}
-	if n := groupMembers(t, child); n != 2 {
-		t.Fatalf("the child's process group has %d live processes, want 2 (node and its sleep)", n)
+	if n := groupMembers(t, child); n != 3 {
+		t.Fatalf("the child's process group has %d live processes, want 3 (the guard, node and its sleep)", n)
 	}
 
 	s := g.rawSession(t, "2025-06-18")

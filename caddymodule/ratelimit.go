@@ -17,6 +17,7 @@ import (
 
 	"github.com/edgemcp/edgemcp/connectors/rediscache"
 	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/pipeline/backoff"
 	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
 )
 
@@ -84,6 +85,10 @@ func (c *RateLimitConfig) limit() ratelimit.Limit {
 	return ratelimit.Limit{N: c.N, Period: time.Duration(c.Period)}
 }
 
+// rateLimitRedisRetry is how long a rate_limit_redis that failed is left
+// alone (the node counts alone meanwhile), as the cache's second level.
+const rateLimitRedisRetry = 2 * time.Second
+
 // provisionRateLimits makes the counters' store.
 func (h *Handler) provisionRateLimits(repl *caddy.Replacer) error {
 	local := ratelimit.NewLocal(0)
@@ -104,10 +109,13 @@ func (h *Handler) provisionRateLimits(repl *caddy.Replacer) error {
 	h.limits = &ratelimit.Fallback{
 		Shared: rediscache.NewRateLimits(store, prefix),
 		Local:  local,
-		OnFallback: func(err error) {
-			rateLimitFallbacks.Inc()
-			logger.Warn("rate limit counted on this node only: the shared Redis failed", zap.Error(err))
-		},
+		Gate: backoff.New(rateLimitRedisRetry,
+			func(err error) {
+				logger.Warn("rate limits counted on this node only: the shared Redis failed", zap.Error(err),
+					zap.Duration("retry_in", rateLimitRedisRetry))
+			},
+			func() { logger.Info("rate limits shared again: the Redis answers") }),
+		OnFallback: rateLimitFallbacks.Inc,
 	}
 	return nil
 }

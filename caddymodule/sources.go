@@ -162,10 +162,13 @@ func (h *Handler) checkSourceNames(sourced []*pipeline.Tool) error {
 }
 
 // watchSources asks the sources that can change to say when they did.
+// Their changes are coalesced: a burst of them (an upstream's flood of
+// list_changed) costs two rebuilds, the one in flight and one after it.
 func (h *Handler) watchSources() {
+	rebuild := pipeline.NewCoalescer(h.swapTools)
 	for _, s := range h.sources {
 		if n, ok := s.src.(pipeline.ChangeNotifier); ok {
-			n.OnChange(h.swapTools)
+			n.OnChange(rebuild.Trigger)
 		}
 	}
 }

@@ -132,8 +132,7 @@ func New(cfg Config) (*Cache, error) {
 	}
 	c.l1 = l1
 	if cfg.Store != nil {
-		c.l2 = &l2{store: cfg.Store, timeout: cfg.StoreTimeout, retry: cfg.StoreRetry,
-			log: cfg.Logger, errs: func() { c.l2Errors.Add(1) }}
+		c.l2 = newL2(cfg.Store, cfg.StoreTimeout, cfg.StoreRetry, cfg.Logger, func() { c.l2Errors.Add(1) })
 	}
 	return c, nil
 }

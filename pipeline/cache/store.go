@@ -3,8 +3,9 @@ package cache
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
+
+	"github.com/edgemcp/edgemcp/pipeline/backoff"
 )
 
 // Store is a shared second level (Redis in production): several gateway
@@ -15,49 +16,37 @@ type Store interface {
 	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
 }
 
-// l2 puts a circuit breaker in front of a Store: when the store fails, the
+// l2 puts a backoff.Gate in front of a Store: when the store fails, the
 // cache serves from the first level only and does not try the store again
 // for a while, so a dead Redis costs one timeout per retry period, not one
 // per call. Going down logs one warning, coming back one info line.
 type l2 struct {
 	store   Store
 	timeout time.Duration
-	retry   time.Duration
-	log     *slog.Logger
+	gate    *backoff.Gate
 	errs    func()
-
-	mu        sync.Mutex
-	downUntil time.Time
-	down      bool
 }
 
-func (s *l2) available(now time.Time) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return !now.Before(s.downUntil)
+func newL2(store Store, timeout, retry time.Duration, log *slog.Logger, errs func()) *l2 {
+	return &l2{store: store, timeout: timeout, errs: errs, gate: backoff.New(retry,
+		func(err error) {
+			log.Warn("cache second level unavailable: serving from the in-process cache only",
+				slog.String("error", err.Error()), slog.Duration("retry_in", retry))
+		},
+		func() { log.Info("cache second level reachable again") })}
 }
+
+func (s *l2) available() bool { return s != nil && s.gate.Open() }
 
 func (s *l2) outcome(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err == nil {
-		if s.down {
-			s.down = false
-			s.log.Info("cache second level reachable again")
-		}
-		return
+	if err != nil {
+		s.errs()
 	}
-	s.errs()
-	s.downUntil = time.Now().Add(s.retry)
-	if !s.down {
-		s.down = true
-		s.log.Warn("cache second level unavailable: serving from the in-process cache only",
-			slog.String("error", err.Error()), slog.Duration("retry_in", s.retry))
-	}
+	s.gate.Report(err)
 }
 
 func (s *l2) get(ctx context.Context, key string) []byte {
-	if s == nil || !s.available(time.Now()) {
+	if !s.available() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -68,7 +57,7 @@ func (s *l2) get(ctx context.Context, key string) []byte {
 }
 
 func (s *l2) set(ctx context.Context, key string, value []byte, ttl time.Duration) {
-	if s == nil || !s.available(time.Now()) {
+	if !s.available() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)

@@ -10,6 +10,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/edgemcp/edgemcp/pipeline/backoff"
 )
 
 // Limit is n calls per Period.
@@ -99,22 +101,28 @@ func (s *Local) evict(now time.Time) {
 
 // Fallback is a shared Store (Redis) that falls back to a Local one while
 // it fails, so that a Redis outage relaxes the limits to per-node ones
-// instead of refusing or blocking calls. OnFallback is called for each
-// call answered locally.
+// instead of refusing or blocking calls. Gate (nil: none) leaves a failed
+// Shared alone for a while, as the cache does its second level: a Redis
+// that never answers costs one timeout per retry period, not one per call.
+// OnFallback is called for each call answered locally.
 type Fallback struct {
 	Shared     Store
 	Local      *Local
-	OnFallback func(err error)
+	Gate       *backoff.Gate
+	OnFallback func()
 }
 
 // Allow implements Store.
 func (f *Fallback) Allow(ctx context.Context, key string, l Limit) (bool, time.Duration, error) {
-	ok, retry, err := f.Shared.Allow(ctx, key, l)
-	if err == nil {
-		return ok, retry, nil
+	if f.Gate.Open() {
+		ok, retry, err := f.Shared.Allow(ctx, key, l)
+		f.Gate.Report(err)
+		if err == nil {
+			return ok, retry, nil
+		}
 	}
 	if f.OnFallback != nil {
-		f.OnFallback(err)
+		f.OnFallback()
 	}
 	return f.Local.Allow(ctx, key, l)
 }

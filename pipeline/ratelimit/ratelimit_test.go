@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/edgemcp/edgemcp/pipeline/backoff"
 )
 
 // TestLocal: a burst of n, then one per period/n; keys are independent;
@@ -60,16 +62,22 @@ func TestLocalBounded(t *testing.T) {
 	}
 }
 
-type failing struct{}
+// failing is a shared store that fails, counting the tries.
+type failing struct{ tries int }
 
-func (failing) Allow(context.Context, string, Limit) (bool, time.Duration, error) {
+func (f *failing) Allow(context.Context, string, Limit) (bool, time.Duration, error) {
+	f.tries++
 	return false, 0, errors.New("redis down")
 }
 
-// TestFallback answers locally while the shared store fails, and says so.
+// TestFallback answers locally while the shared store fails, and says so;
+// with a gate, the store is tried once per retry period, and its going
+// down told once.
 func TestFallback(t *testing.T) {
-	var fell int
-	f := &Fallback{Shared: failing{}, Local: NewLocal(0), OnFallback: func(error) { fell++ }}
+	var fell, downs int
+	shared := &failing{}
+	f := &Fallback{Shared: shared, Local: NewLocal(0), OnFallback: func() { fell++ },
+		Gate: backoff.New(time.Hour, func(error) { downs++ }, nil)}
 	l := Limit{N: 1, Period: time.Minute}
 	if ok, _, err := f.Allow(context.Background(), "k", l); !ok || err != nil {
 		t.Fatalf("first call: %t %v", ok, err)
@@ -77,7 +85,7 @@ func TestFallback(t *testing.T) {
 	if ok, _, _ := f.Allow(context.Background(), "k", l); ok {
 		t.Fatal("the local fallback does not limit")
 	}
-	if fell != 2 {
-		t.Fatalf("fallbacks counted %d, want 2", fell)
+	if fell != 2 || shared.tries != 1 || downs != 1 {
+		t.Fatalf("fallbacks counted %d, store tried %d times, down told %d times; want 2, 1, 1", fell, shared.tries, downs)
 	}
 }

@@ -2,7 +2,11 @@ package mcp
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -17,7 +21,7 @@ import (
 // Per-caller upstream sessions (`session per_caller`, README, Sources: MCP
 // servers). An upstream that keeps state per user, or that takes the
 // caller's own credential (passthrough, per_caller), gets one session per
-// verified caller: made on the caller's first call, closed after
+// verified caller (callerKey): made on the caller's first call, closed after
 // caller_session_idle without a call, or when max_caller_sessions are open
 // and a new caller comes (the one unused longest goes; one with a call in
 // flight is never closed). The source's shared session still lists the
@@ -32,9 +36,9 @@ const (
 // callerSession is one caller's upstream session.
 type callerSession struct {
 	key string
-	// call is the caller's latest call: the credentials of the session's
-	// HTTP requests take the caller's token and identity from it, so a
-	// refreshed token is used from the next call on.
+	// call is the caller's latest call: the session's own requests (its
+	// stream, its end) take their credentials from it. A call's requests
+	// take them from the call itself (callerCall).
 	call      atomic.Pointer[pipeline.Call]
 	connectMu sync.Mutex // one connect at a time
 
@@ -73,7 +77,7 @@ func (cs *callers) acquire(call *pipeline.Call) (*callerSession, error) {
 	if call == nil || call.Identity == nil || call.Identity.Subject == "" {
 		return nil, errNoCaller
 	}
-	key := call.Identity.Provider + "\x00" + call.Identity.Subject
+	key := callerKey(call.Identity)
 	cs.mu.Lock()
 	if cs.closed {
 		cs.mu.Unlock()
@@ -109,6 +113,49 @@ func (cs *callers) acquire(call *pipeline.Call) (*callerSession, error) {
 		go evicted.close()
 	}
 	return e, nil
+}
+
+// refreshClaims change when a token is refreshed, and nothing else does.
+var refreshClaims = map[string]bool{"exp": true, "iat": true, "nbf": true, "jti": true}
+
+// callerKey is the session of a verified identity as its token states it:
+// the provider, the subject and every claim but refreshClaims. Two tokens
+// of one subject that say anything else differently (a third-party app's
+// narrow one and the user's own broad one: another azp or client_id, fewer
+// scopes, another tenant) never share an upstream session; a refreshed
+// token keeps its session.
+func callerKey(id *pipeline.Identity) string {
+	claims := make(map[string]any, len(id.Claims))
+	for k, v := range id.Claims {
+		if !refreshClaims[k] {
+			claims[k] = v
+		}
+	}
+	h := sha256.New()
+	for _, part := range []string{id.Provider, id.Subject} {
+		_ = binary.Write(h, binary.BigEndian, uint64(len(part)))
+		h.Write([]byte(part))
+	}
+	if b, err := json.Marshal(claims); err == nil { // sorted keys
+		h.Write(b)
+	} else { // a claim JSON cannot hold (an auth script's): the same, as Go prints it
+		fmt.Fprintf(h, "%#v", claims)
+	}
+	return string(h.Sum(nil))
+}
+
+// callerCall carries a call in the context of its requests, where their
+// credentials are taken from (credentialTransport).
+type callerCall struct{}
+
+// callOf is the call a request is made for: a tools/call's, or the caller
+// of a forwarded read, get or completion (pipeline.RequestCaller); nil for
+// a session's own requests.
+func callOf(ctx context.Context) *pipeline.Call {
+	if c, ok := ctx.Value(callerCall{}).(*pipeline.Call); ok {
+		return c
+	}
+	return pipeline.RequestCaller(ctx)
 }
 
 // release ends a call's use of e.

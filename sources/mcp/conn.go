@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -69,6 +68,10 @@ type conn struct {
 	backoff   time.Duration // next restart wait of a crashing child
 
 	callers *callers // session per_caller: the callers' sessions (callers.go); nil else
+
+	// The listings again after the server's list_changed, coalesced: a
+	// flood of notices costs two listings, not one each.
+	relistTools, relistCatalog *pipeline.Coalescer
 }
 
 // session is one connected client: for stdio, one child process.
@@ -82,6 +85,8 @@ type session struct {
 	// broken is set when the stdio transport closed: the child closed
 	// its output, and is exiting if it has not yet.
 	broken atomic.Bool
+	// written counts the writes to a stdio child's stdin (countedWriter).
+	written atomic.Int64
 	// caller is set on a caller's own session (session per_caller): it
 	// serves that caller's calls, and the tools are listed elsewhere.
 	caller bool
@@ -97,6 +102,7 @@ func open(set *settings, log *zap.Logger) (*conn, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{set: set, log: log, ctx: ctx, cancel: cancel, subs: map[*Source]func(){},
 		watched: map[string]map[string]struct{}{}, onUpdated: map[*Source]func(string, []string){}, backoff: set.backoff}
+	c.relistTools, c.relistCatalog = pipeline.NewCoalescer(c.relist), pipeline.NewCoalescer(c.relistCatalogNow)
 	if set.perCaller {
 		c.callers = newCallers(c, set.maxCallers, set.callerIdle)
 		go c.callers.run()
@@ -321,35 +327,6 @@ func (c *conn) connect(ctx context.Context, who *callerSession) (*session, error
 	}
 }
 
-func (c *conn) connectStdio(ctx context.Context) (*session, error) {
-	s := &session{}
-	set := c.set
-	// The child gets its own process group, so that stopping it ends its
-	// own children too; it is not tied to ctx, which only bounds the
-	// handshake.
-	mk := func(_ context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-		cmd := exec.Command(command, args...)
-		cmd.Env = append(os.Environ(), env...)
-		cmd.Dir = set.dir
-		ownGroup(cmd)
-		s.cmd = cmd
-		return cmd, nil
-	}
-	stderr := &lineLogger{log: c.log.With(zap.String("server", set.command))}
-	tr := transport.NewStdioWithOptions(set.command, set.env, set.args,
-		transport.WithCommandFunc(mk), transport.WithCommandStderrWriter(stderr), transport.WithCommandLogger(c.slog()))
-	s.tr = tr
-	if err := tr.Start(context.Background()); err != nil {
-		return nil, err
-	}
-	s.start = time.Now()
-	if err := s.initialize(ctx, c); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
-}
-
 func (c *conn) connectHTTP(ctx context.Context, kind string, who *callerSession) (*session, error) {
 	ct := &credentialTransport{base: c.httpTransport(), creds: c.set.built.Credentials}
 	if who != nil {
@@ -364,7 +341,7 @@ func (c *conn) connectHTTP(ctx context.Context, kind string, who *callerSession)
 			}
 		}
 	}
-	hc := upstream.NewClient(ct)
+	hc := upstream.NewClient(&boundedBodies{base: ct, max: c.set.maxResponse, log: c.log.With(zap.String("server", c.set.url))})
 	var tr transport.Interface
 	var err error
 	if kind == TransportSSE {
@@ -437,13 +414,8 @@ func (s *session) initialize(ctx context.Context, c *conn) error {
 	}
 	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
-			// The shared session's list is the source's: a caller's
-			// session that hears of a change has it listed there.
-			on := s
-			if shared := c.current(); s.caller && shared != nil {
-				on = shared
-			}
-			go c.relist(on)
+			// Listed on the shared session, whichever session heard it.
+			c.relistTools.Trigger()
 			return
 		}
 		if n.Method == string(mcp.MethodNotificationResourceUpdated) {
@@ -451,7 +423,7 @@ func (s *session) initialize(ctx context.Context, c *conn) error {
 			return
 		}
 		if !s.caller {
-			c.catalogChanged(s, n) // resources.go
+			c.catalogChanged(n) // resources.go
 		}
 		s.relay.notify(n)
 	})
@@ -471,44 +443,14 @@ func (s *session) exited() bool {
 	return s.cmd != nil && s.cmd.Process != nil && (s.broken.Load() || hasExited(s.cmd.Process.Pid))
 }
 
-// close ends the session; for stdio the child's process group gets
-// SIGTERM, and SIGKILL after stopGrace if any of it is left.
+// close ends the session; a stdio child is stopped (stopChild).
 func (s *session) close() {
 	s.closed.Do(func() {
-		if s.cmd == nil || s.cmd.Process == nil {
-			if s.tr != nil {
-				_ = s.tr.Close()
-			}
-			return
+		if s.cmd != nil && s.cmd.Process != nil {
+			s.stopChild()
+		} else if s.tr != nil {
+			_ = s.tr.Close()
 		}
-		pgid := s.cmd.Process.Pid
-		terminateGroup(pgid)
-		done := make(chan struct{})
-		go func() {
-			_ = s.tr.Close() // closes stdin and reaps the child
-			close(done)
-		}()
-		grace := time.NewTimer(stopGrace)
-		defer grace.Stop()
-		expired := false
-		select {
-		case <-done:
-		case <-grace.C:
-			expired = true
-		}
-		// What is left of the group (the child's own children) has until
-		// the end of the grace period.
-		for !expired && groupAlive(pgid) {
-			select {
-			case <-grace.C:
-				expired = true
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-		if groupAlive(pgid) {
-			killGroup(pgid)
-		}
-		<-done
 	})
 }
 
@@ -520,6 +462,7 @@ func (s *session) request(ctx context.Context, method string, params any) (resul
 		return nil, false, errors.New("the MCP server process is not running")
 	}
 	id := mcp.NewRequestId(fmt.Sprintf("edgemcp-%d", s.nextID.Add(1)))
+	written := s.written.Load()
 	res, err := s.tr.SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION,
 		ID:      id,
@@ -527,10 +470,17 @@ func (s *session) request(ctx context.Context, method string, params any) (resul
 		Params:  params,
 	})
 	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, true, tooLarge(tooBig.Limit)
+		}
 		if errors.Is(err, transport.ErrTransportClosed) {
 			s.broken.Store(true)
 		}
 		sent := !notSent(err)
+		if s.cmd != nil && errors.Is(err, transport.ErrTransportClosed) && s.written.Load() == written {
+			sent = false // the child's output ended before anything was written
+		}
 		if sent && ctx.Err() != nil {
 			s.cancelUpstream(id, ctx.Err())
 		}
@@ -645,6 +595,7 @@ func (c *conn) call(ctx context.Context, call *pipeline.Call, name string, args 
 		return nil, err
 	}
 	defer release()
+	ctx = context.WithValue(ctx, callerCall{}, call)
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -706,8 +657,13 @@ func transportFailure(ctx context.Context, err error, broken string) error {
 	return upstream.Failed(broken, err)
 }
 
-// relist fetches the tools again after the server said they changed.
-func (c *conn) relist(s *session) {
+// relist fetches the tools again, on the shared session, after the server
+// said they changed.
+func (c *conn) relist() {
+	s := c.current()
+	if s == nil {
+		return // the next connect lists them
+	}
 	tools, err := s.listTools(c.ctx)
 	if err != nil {
 		c.log.Warn("MCP server's tools/list failed after tools/list_changed", zap.String("server", c.set.describe()), zap.Error(err))
@@ -815,7 +771,8 @@ type credentialTransport struct {
 	base  http.RoundTripper
 	creds []upstream.Credential
 	// caller is the latest call of a per-caller session's caller, whose
-	// token and identity the caller-dependent credentials take; nil on
+	// token and identity the caller-dependent credentials of the session's
+	// own requests take; a call's requests take its own (callOf). Nil on
 	// the shared session.
 	caller func() *pipeline.Call
 }
@@ -827,7 +784,9 @@ func (t *credentialTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	req = req.Clone(req.Context())
 	var call *pipeline.Call
 	if t.caller != nil {
-		call = t.caller()
+		if call = callOf(req.Context()); call == nil {
+			call = t.caller()
+		}
 	}
 	for _, c := range t.creds {
 		if err := c.Apply(req.Context(), req, call); err != nil {

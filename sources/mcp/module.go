@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -48,6 +50,11 @@ const (
 	maxRestartBackoff     = 30 * time.Second
 )
 
+// defaultTimeout bounds a request to the server (a tool call, a resource
+// read, a prompt get) when the source sets no timeout: as long as common
+// MCP clients wait for an answer (the TypeScript SDK's default).
+const defaultTimeout = 60 * time.Second
+
 // Source is `source <name> mcp stdio <command> [args...] { ... }` or
 // `source <name> mcp <url> { ... }`.
 type Source struct {
@@ -59,8 +66,13 @@ type Source struct {
 	// Command and Args start the child of a stdio source.
 	Command string   `json:"command,omitempty"`
 	Args    []string `json:"args,omitempty"`
-	// Env is added to the gateway's environment for the child.
+	// Env is set in the child's environment. The child takes nothing
+	// else from the gateway's environment but what programs need to run
+	// (PATH, HOME, the locale; childEnv) and what InheritEnv names.
 	Env map[string]string `json:"env,omitempty"`
+	// InheritEnv names more variables the child takes from the gateway's
+	// environment (NAME, or PREFIX* for every name with that prefix).
+	InheritEnv []string `json:"inherit_env,omitempty"`
 	// Dir is the child's working directory.
 	Dir string `json:"cwd,omitempty"`
 	// RestartBackoff is the first wait before a crashed child is started
@@ -196,7 +208,7 @@ func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 	tools := make([]*pipeline.Tool, 0, len(listed))
 	seen := map[string]string{}
 	for _, lt := range listed {
-		t, err := fixed.Apply(lt.tool(namespace, s.conn))
+		t, err := fixed.ApplyEverywhere(lt.tool(namespace, s.conn))
 		if err != nil {
 			return nil, err
 		}
@@ -219,7 +231,9 @@ type settings struct {
 	backoff   time.Duration
 	url       string
 	required  bool
-	built     upstream.Built
+	built     upstream.Built // Timeout is set (defaultTimeout when none is)
+	// maxResponse bounds each message of the server (max_response_size).
+	maxResponse int64
 
 	perCaller  bool // session per_caller
 	maxCallers int
@@ -275,14 +289,22 @@ func (s *Source) settings(repl *caddy.Replacer) (*settings, error) {
 		for _, a := range s.Args {
 			set.args = append(set.args, x(a))
 		}
+		env := make([]string, 0, len(s.Env))
 		for k, v := range s.Env {
-			set.env = append(set.env, k+"="+x(v))
+			env = append(env, k+"="+x(v))
 		}
+		slices.Sort(env)
+		for _, n := range s.InheritEnv {
+			if err := checkEnvName(n); err != nil {
+				return nil, fmt.Errorf("mcp %s: %v", s.Command, err)
+			}
+		}
+		set.env = childEnv(os.Environ(), s.InheritEnv, env)
 		set.dir = x(s.Dir)
 		set.built.Timeout = time.Duration(s.Timeout)
 	case TransportStreamable, TransportSSE, TransportAuto:
-		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Dir != "" {
-			return nil, fmt.Errorf("mcp: command, env and cwd are for stdio servers")
+		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || len(s.InheritEnv) > 0 || s.Dir != "" {
+			return nil, fmt.Errorf("mcp: command, env, inherit_env and cwd are for stdio servers")
 		}
 		raw := x(s.URL)
 		u, err := url.Parse(raw)
@@ -309,6 +331,11 @@ func (s *Source) settings(repl *caddy.Replacer) (*settings, error) {
 	default:
 		return nil, fmt.Errorf("mcp: transport %q: want streamable, sse or auto", set.transport)
 	}
+	set.built.Timeout = cmp.Or(set.built.Timeout, defaultTimeout)
+	if s.MaxResponseSize < 0 {
+		return nil, fmt.Errorf("mcp %s: max_response_size must be positive", set.describe())
+	}
+	set.maxResponse = cmp.Or(s.MaxResponseSize, defaultMaxResponseSize)
 	return set, nil
 }
 
@@ -335,7 +362,7 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	var needsPerCaller error
 	for d.NextBlock(0) {
 		sub := d.Val()
-		if sub == "timeout" || (!stdio && (sub == "credential" || sub == "header")) {
+		if sub == "timeout" || sub == "max_response_size" || (!stdio && (sub == "credential" || sub == "header")) {
 			if _, err := s.Config.UnmarshalSubdirective(d); err != nil {
 				return err
 			}
@@ -374,6 +401,20 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				s.Env = map[string]string{}
 			}
 			s.Env[kv[0]] = kv[1]
+		case "inherit_env":
+			if !stdio {
+				return d.Errf("mcp source: inherit_env is for stdio servers")
+			}
+			names := d.RemainingArgs()
+			if len(names) == 0 {
+				return d.Errf("inherit_env needs at least one variable name")
+			}
+			for _, n := range names {
+				if err := checkEnvName(n); err != nil {
+					return d.Errf("%v", err)
+				}
+			}
+			s.InheritEnv = append(s.InheritEnv, names...)
 		case "cwd":
 			if !stdio {
 				return d.Errf("mcp source: cwd is for stdio servers")
@@ -407,9 +448,9 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.Errf("mcp stdio source: %s is for HTTP servers; give a child its secrets with env", sub)
 		default:
 			if stdio {
-				return d.Errf("mcp stdio source: unrecognized sub-directive %q (want env, cwd, restart_backoff, timeout, required, set, session)", sub)
+				return d.Errf("mcp stdio source: unrecognized sub-directive %q (want env, inherit_env, cwd, restart_backoff, timeout, max_response_size, required, set, session)", sub)
 			}
-			return d.Errf("mcp source: unrecognized sub-directive %q (want transport, credential, header, timeout, required, set, session, max_caller_sessions, caller_session_idle)", sub)
+			return d.Errf("mcp source: unrecognized sub-directive %q (want transport, credential, header, timeout, max_response_size, required, set, session, max_caller_sessions, caller_session_idle)", sub)
 		}
 	}
 	if s.Session != SessionPerCaller && needsPerCaller != nil {

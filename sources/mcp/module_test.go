@@ -98,12 +98,18 @@ func httpSource(url string) *Source {
 
 func provision(t *testing.T, s *Source) {
 	t.Helper()
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	t.Cleanup(cancel)
-	if err := s.Provision(ctx); err != nil {
+	if err := provisionErr(t, s); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// provisionErr provisions s, cleaned up when the test ends.
+func provisionErr(t *testing.T, s *Source) error {
+	t.Helper()
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	t.Cleanup(cancel)
 	t.Cleanup(func() { _ = s.Cleanup() })
+	return s.Provision(ctx)
 }
 
 func call(t *testing.T, tools []*pipeline.Tool, name string, args map[string]any) (map[string]any, error) {

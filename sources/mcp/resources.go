@@ -155,16 +155,23 @@ func (s *session) listAll(ctx context.Context, method, key string) ([]json.RawMe
 }
 
 // catalogChanged handles the server's resources/list_changed and
-// prompts/list_changed: the catalog is listed again and the gateway told.
-func (c *conn) catalogChanged(s *session, n mcp.JSONRPCNotification) {
-	if n.Method != string(mcp.MethodNotificationResourcesListChanged) && n.Method != string(mcp.MethodNotificationPromptsListChanged) {
-		return
+// prompts/list_changed: the catalog is listed again (relistCatalogNow) and
+// the gateway told.
+func (c *conn) catalogChanged(n mcp.JSONRPCNotification) {
+	if n.Method == string(mcp.MethodNotificationResourcesListChanged) || n.Method == string(mcp.MethodNotificationPromptsListChanged) {
+		c.relistCatalog.Trigger()
 	}
-	go func() {
-		cat, err := s.listCatalog(c.ctx)
-		if err != nil { // what did list is served
-			c.log.Warn("MCP server's resources or prompts could not all be listed after list_changed", zap.String("server", c.set.describe()), zap.Error(err))
-		}
-		c.publish(s, func() { c.cat = cat })
-	}()
+}
+
+// relistCatalogNow lists the catalog again on the shared session.
+func (c *conn) relistCatalogNow() {
+	s := c.current()
+	if s == nil {
+		return // the next connect lists it
+	}
+	cat, err := s.listCatalog(c.ctx)
+	if err != nil { // what did list is served
+		c.log.Warn("MCP server's resources or prompts could not all be listed after list_changed", zap.String("server", c.set.describe()), zap.Error(err))
+	}
+	c.publish(s, func() { c.cat = cat })
 }

@@ -20,13 +20,19 @@ import (
 )
 
 // The test binary is also a stdio MCP server: started with
-// EDGEMCP_MCP_TEST_SERVER=1 it serves "pid" (its process id), "die"
+// EDGEMCP_MCP_TEST_SERVER=1 it serves "pid" (its process id), "env" (its
+// environment, a NAME=value a line), "big" (an answer of "bytes" bytes:
+// bigText), "die"
 // (which notes the call in the file EDGEMCP_MCP_TEST_CALLS, then exits
 // before it answers) and "wait" (which notes "waiting", and "cancelled"
 // when its client cancels it).
 func TestMain(m *testing.M) {
 	if os.Getenv("EDGEMCP_MCP_TEST_SERVER") == "1" {
 		serveTestServer()
+		return
+	}
+	if os.Getenv("EDGEMCP_MCP_TEST_GATEWAY") == "1" {
+		serveTestGateway()
 		return
 	}
 	os.Exit(m.Run())
@@ -36,6 +42,12 @@ func serveTestServer() {
 	s := server.NewMCPServer("child", "1")
 	s.AddTool(mcp.NewTool("pid"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(fmt.Sprint(os.Getpid())), nil
+	})
+	s.AddTool(mcp.NewTool("env"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(strings.Join(os.Environ(), "\n")), nil
+	})
+	s.AddTool(mcp.NewTool("big", mcp.WithNumber("bytes")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(bigText(req.GetInt("bytes", 0))), nil
 	})
 	s.AddTool(mcp.NewTool("die"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		f, err := os.OpenFile(os.Getenv("EDGEMCP_MCP_TEST_CALLS"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
@@ -103,7 +115,9 @@ func TestStdioCallRestartsDeadChild(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the child to exit", func() bool { return hasExited(pid) })
+	// The server may run under a guard (startChild): it is gone once no
+	// process has its pid.
+	waitUntil(t, "the child to exit", func() bool { return syscall.Kill(pid, 0) != nil })
 	res, err = call(t, tools, "c_pid", nil)
 	if err != nil {
 		t.Fatalf("after SIGKILL: %v", err)

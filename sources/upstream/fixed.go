@@ -72,39 +72,60 @@ func ParseFixedArgs(set map[string]string) (FixedArgs, error) {
 // leave the schema (properties and required), a caller's argument of that
 // name is refused as unknown, and each call sends the fixed value. A tool
 // declaring none is returned as it is.
-func (f FixedArgs) Apply(t *pipeline.Tool) (*pipeline.Tool, error) {
+func (f FixedArgs) Apply(t *pipeline.Tool) (*pipeline.Tool, error) { return f.apply(t, false) }
+
+// ApplyEverywhere is Apply for a source whose schemas need not list what a
+// tool takes (an MCP server's: `{"type":"object"}`, a `$ref`, an `allOf`
+// forward any argument): a caller's argument of any fixed name is refused
+// on every tool, whatever its schema says, and each fixed value is sent to
+// every tool whose schema does not refuse it (a top level closed with
+// additionalProperties false that does not list the name).
+func (f FixedArgs) ApplyEverywhere(t *pipeline.Tool) (*pipeline.Tool, error) { return f.apply(t, true) }
+
+func (f FixedArgs) apply(t *pipeline.Tool, everywhere bool) (*pipeline.Tool, error) {
 	if len(f) == 0 {
 		return t, nil
 	}
 	var schema map[string]any
-	if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
+	if err := json.Unmarshal(t.InputSchema, &schema); err != nil && !everywhere {
 		return t, nil // not an object schema: nothing declared to fix
 	}
 	props, _ := schema["properties"].(map[string]any)
-	var names []string
+	closed := schema["additionalProperties"] == false && schema["patternProperties"] == nil
+	var declared, sent []string
+	refused := make(map[string]bool, len(f))
 	for name := range f {
-		if _, ok := props[name]; ok {
-			names = append(names, name)
+		_, listed := props[name]
+		if listed {
+			declared = append(declared, name)
+		}
+		if listed || everywhere {
+			refused[name] = true
+		}
+		if listed || (everywhere && !closed) {
+			sent = append(sent, name)
 		}
 	}
-	if len(names) == 0 {
+	if len(refused) == 0 {
 		return t, nil
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		delete(props, name)
-	}
-	if req, ok := schema["required"].([]any); ok {
-		schema["required"] = slices.DeleteFunc(req, func(v any) bool { s, _ := v.(string); return slices.Contains(names, s) })
-	}
-	raw, err := json.Marshal(schema)
-	if err != nil {
-		return nil, err
-	}
+	sort.Strings(sent) // the first missing value is the same every time
 	out := *t
-	out.InputSchema = raw
+	if len(declared) > 0 {
+		for _, name := range declared {
+			delete(props, name)
+		}
+		if req, ok := schema["required"].([]any); ok {
+			schema["required"] = slices.DeleteFunc(req, func(v any) bool { s, _ := v.(string); return slices.Contains(declared, s) })
+		}
+		raw, err := json.Marshal(schema)
+		if err != nil {
+			return nil, err
+		}
+		out.InputSchema = raw
+	}
 	out.FromIdentity = slices.Clone(t.FromIdentity)
-	for _, name := range names {
+	for _, name := range sent {
 		if id := f[name].Identity(); id != "" {
 			out.FromIdentity = append(out.FromIdentity, fmt.Sprintf("argument %s: {{ %s }}", name, id))
 		}
@@ -115,20 +136,23 @@ func (f FixedArgs) Apply(t *pipeline.Tool) (*pipeline.Tool, error) {
 		out.Cache = &c
 	}
 	next := t.Executor
-	hidden := make(FixedArgs, len(names)) // the fixed arguments this tool has
-	for _, name := range names {
-		hidden[name] = f[name]
+	values := make(FixedArgs, len(sent)) // the fixed arguments this tool is sent
+	for _, name := range sent {
+		values[name] = f[name]
 	}
 	out.Executor = pipeline.ExecutorFunc(func(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
-		args := make(map[string]any, len(call.Inputs)+len(hidden))
+		args := make(map[string]any, len(call.Inputs)+len(values))
 		for k, v := range call.Inputs {
-			if _, fixed := hidden[k]; fixed {
-				return nil, pipeline.Fail(pipeline.StageValidation, nil, "unknown input %q", k)
+			if refused[k] {
+				if slices.Contains(declared, k) { // it left the schema
+					return nil, pipeline.Fail(pipeline.StageValidation, nil, "unknown input %q", k)
+				}
+				return nil, pipeline.Fail(pipeline.StageValidation, nil, "input %q is fixed by the gateway (set): a caller cannot give it", k)
 			}
 			args[k] = v
 		}
-		for _, name := range names { // sorted: the first missing value is the same every time
-			v, err := hidden[name].Value(call)
+		for _, name := range sent {
+			v, err := values[name].Value(call)
 			if err != nil {
 				return nil, err
 			}
