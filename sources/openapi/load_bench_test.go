@@ -16,7 +16,7 @@ func BenchmarkGitHubSpec(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		tools, err := Tools(doc, Config{Options: Options{Prefix: "gh"}})
+		tools, _, err := Tools(doc, Config{Options: Options{Prefix: "gh"}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -30,7 +30,7 @@ func TestInjectedPartsCannotBeSetAtRunTime(t *testing.T) {
 	writeSpec(t, spec, objectParamsSpec)
 	srv := newRecorder(t, jsonAnswer(`{}`))
 	core, logs := observer.New(zap.DebugLevel)
-	tools, err := Tools(load(t, spec), Config{BaseURL: srv.URL, Log: zap.New(core), Credentials: []upstream.Credential{
+	tools, _, err := Tools(load(t, spec), Config{BaseURL: srv.URL, Log: zap.New(core), Credentials: []upstream.Credential{
 		upstream.APIKey{In: "query", Name: "api_key", Value: "gateway-key"},
 		upstream.APIKey{In: "cookie", Name: "sid", Value: "gateway-sid"},
 	}})
