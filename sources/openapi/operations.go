@@ -309,7 +309,9 @@ func (o *Operation) collectParams(shared, own openapi3.Parameters, reserved upst
 		o.Params = append(o.Params, &parameter{paramSpec: spec, Property: prop, Required: p.Required || p.In == openapi3.ParameterInPath, Schema: schema, Desc: p.Description})
 	}
 	o.target, o.query = splitTemplate(o.Path)
-	o.query = o.templateQuery(o.query)
+	o.query = templateQuery(o.query, func(name string) bool {
+		return slices.ContainsFunc(o.Params, func(p *parameter) bool { return p.In == openapi3.ParameterInQuery && p.Name == name })
+	})
 	for _, seg := range pathParams(o.target + "?" + o.query) {
 		if !slices.ContainsFunc(o.Params, func(p *parameter) bool { return p.In == openapi3.ParameterInPath && p.Name == seg }) {
 			return fmt.Errorf("the path names {%s}, which no parameter declares", seg)
@@ -330,17 +332,17 @@ func splitTemplate(p string) (target, query string) {
 }
 
 // templateQuery drops the pairs "name={name}" of a template's query whose
-// variable is a declared query parameter: the parameter's own
+// variable is a declared query parameter (isQuery): the parameter's own
 // serialization sends it. The rest (literal pairs, variables declared as
 // path parameters) stays.
-func (o *Operation) templateQuery(q string) string {
+func templateQuery(q string, isQuery func(name string) bool) string {
 	if q == "" {
 		return ""
 	}
 	var kept []string
 	for _, pair := range strings.Split(q, "&") {
 		name, val, _ := strings.Cut(pair, "=")
-		if val == "{"+name+"}" && slices.ContainsFunc(o.Params, func(p *parameter) bool { return p.In == openapi3.ParameterInQuery && p.Name == name }) {
+		if val == "{"+name+"}" && isQuery(name) {
 			continue
 		}
 		kept = append(kept, pair)
@@ -496,9 +498,16 @@ func (o *Operation) Annotations() pipeline.Annotations {
 	return a
 }
 
-// isJSON reports whether a media type carries JSON.
+// isJSON reports whether a media type carries one JSON value:
+// application/json (with any parameters), a +json suffix, or an x- type
+// named for JSON (AWS's application/x-amz-json-1.1), but not the streams
+// of values (x-ndjson, x-jsonlines).
 func isJSON(mt string) bool {
 	mt, _, _ = strings.Cut(mt, ";")
 	mt = strings.TrimSpace(strings.ToLower(mt))
-	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+	if mt == "application/json" || strings.HasSuffix(mt, "+json") {
+		return true
+	}
+	sub, ok := strings.CutPrefix(mt, "application/x-")
+	return ok && strings.Contains(sub, "json") && !strings.Contains(sub, "ndjson") && !strings.Contains(sub, "jsonl")
 }

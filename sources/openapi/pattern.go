@@ -123,20 +123,24 @@ func ecmaPattern(p string) (out string, ok bool) {
 			}
 			b.WriteRune(c)
 		case '(':
-			look := false
+			look, opener := false, "("
 			if i+1 < len(r) && r[i+1] == '?' {
 				rest := string(r[i+2:])
 				switch {
-				case strings.HasPrefix(rest, ":"):
-				case strings.HasPrefix(rest, "="), strings.HasPrefix(rest, "!"), strings.HasPrefix(rest, "<="), strings.HasPrefix(rest, "<!"):
-					look = true
-				case strings.HasPrefix(rest, "<") && groupName.MatchString(rest):
+				case strings.HasPrefix(rest, ":"), strings.HasPrefix(rest, "="), strings.HasPrefix(rest, "!"):
+					opener = "(?" + rest[:1]
+				case strings.HasPrefix(rest, "<="), strings.HasPrefix(rest, "<!"):
+					opener = "(?" + rest[:2]
+				case groupName.MatchString(rest):
+					opener = "(?" + groupName.FindString(rest)
 				default:
 					return "", false // (?i), (?P<n>, (?#...), (?>...): not ECMAScript
 				}
+				look = opener != "(?:" && !strings.HasSuffix(opener, ">")
 			}
 			lookaround = append(lookaround, look)
-			b.WriteRune(c)
+			b.WriteString(opener)
+			i += len([]rune(opener)) - 1
 			atom, quantified = false, false
 		case ')':
 			if len(lookaround) == 0 {
@@ -275,7 +279,7 @@ func ecmaEscape(r []rune, inClass bool, groups int, names map[string]bool) (stri
 			if end > 2 {
 				v, err := strconv.ParseUint(string(r[2:end]), 16, 32)
 				if err == nil && v <= unicode.MaxRune {
-					return string(r[:end+1]), end + 1, false, true
+					return `\` + string(r[:end+1]), end + 1, false, true
 				}
 			}
 		}

@@ -56,8 +56,9 @@ func validate(ctx context.Context, doc *Document, strict bool) error {
 				}
 				one := &openapi3.PathItem{Parameters: item.Parameters}
 				one.SetOperation(m, op)
-				err := guarded(func() error { return openapi3.NewPaths(openapi3.WithPath(p, one)).Validate(ctx, opts...) })
-				prefix := fmt.Sprintf("invalid path %s: invalid operation %s: ", p, m)
+				at := sentTemplate(p, item, op)
+				err := guarded(func() error { return openapi3.NewPaths(openapi3.WithPath(at, one)).Validate(ctx, opts...) })
+				prefix := fmt.Sprintf("invalid path %s: invalid operation %s: ", at, m)
 				for _, e := range leaves(err) {
 					msg := strings.TrimPrefix(firstLine(e), prefix)
 					if changesNoCall(e) {
@@ -90,6 +91,28 @@ func validate(ctx context.Context, doc *Document, strict bool) error {
 		return errors.New(doc.Findings[0])
 	}
 	return nil
+}
+
+// sentTemplate is the part of a path template that is sent (splitTemplate),
+// the template's own query but for the pairs its declared query
+// parameters send: kin-openapi reads every variable of a template as a
+// path parameter.
+func sentTemplate(p string, item *openapi3.PathItem, op *openapi3.Operation) string {
+	target, query := splitTemplate(p)
+	query = templateQuery(query, func(name string) bool {
+		for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+			for _, ref := range list {
+				if ref != nil && ref.Value != nil && ref.Value.In == openapi3.ParameterInQuery && ref.Value.Name == name {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if query != "" {
+		target += "?" + query
+	}
+	return target
 }
 
 // guarded runs a validation, turning a panic of a validator (kin-openapi
