@@ -400,6 +400,12 @@ func (b *requestBody) multipart(v any) ([]byte, string, error) {
 }
 
 func (b *requestBody) writeParts(w *multipart.Writer, name string, v any) error {
+	if strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		// The name goes into the part's Content-Disposition header (the
+		// caller's keys are the body's properties): a line break would
+		// start a header or a part of the caller's making.
+		return errors.New("a part name cannot hold a control character")
+	}
 	if b.styled(name) {
 		pairs, err := b.styledPairs(name, v)
 		if err != nil {

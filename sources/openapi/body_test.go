@@ -157,6 +157,11 @@ func TestMultipartEncoding(t *testing.T) {
 		t.Errorf("parts:\n%s\nwant:\n%s", strings.Join(parts, "\n"), strings.Join(want, "\n"))
 	}
 
+	// A key with a line break cannot write headers into the body.
+	if err := callTool(t, tools, "b_form", map[string]any{"body": map[string]any{"meta": map[string]any{}, "x\r\nContent-Type: text/html": "v"}}); err == nil || !strings.Contains(err.Error(), "control character") {
+		t.Errorf("a part name with a line break: %v", err)
+	}
+
 	// The same request, checked by kin-openapi's validator against the
 	// document.
 	doc := load(t, "testdata/bodies.yaml")
