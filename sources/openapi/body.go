@@ -400,12 +400,6 @@ func (b *requestBody) multipart(v any) ([]byte, string, error) {
 }
 
 func (b *requestBody) writeParts(w *multipart.Writer, name string, v any) error {
-	if strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		// The name goes into the part's Content-Disposition header (the
-		// caller's keys are the body's properties): a line break would
-		// start a header or a part of the caller's making.
-		return errors.New("a part name cannot hold a control character")
-	}
 	if b.styled(name) {
 		pairs, err := b.styledPairs(name, v)
 		if err != nil {
@@ -469,8 +463,10 @@ func (b *requestBody) writeParts(w *multipart.Writer, name string, v any) error 
 }
 
 // quoteEscaper escapes a name inside a quoted Content-Disposition
-// parameter, as mime/multipart does.
-var quoteEscaper = strings.NewReplacer("\\", "\\\\", `"`, "\\\"")
+// parameter as mime/multipart's CreateFormField does (and browsers): the
+// name is a key of the caller's body, and a raw CR LF would start a
+// header, or a part, of the caller's making.
+var quoteEscaper = strings.NewReplacer("\\", "\\\\", `"`, "\\\"", "\r", "%0D", "\n", "%0A")
 
 func orDefault(s, def string) string {
 	if s == "" {
