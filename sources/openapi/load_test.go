@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 func load(t *testing.T, path string) *Document {
@@ -211,5 +213,37 @@ func writeSpec(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRelativeServers: a relative server URL resolves against the URL the
+// document was fetched from ("//host" takes its scheme, "/rest" its
+// origin), as the specification says; a document read from a file has
+// nothing to resolve against, which fileServer tells at adapt time.
+func TestRelativeServers(t *testing.T) {
+	for server, want := range map[string]string{
+		"//kubernetes.local/api": "https://kubernetes.local/api",
+		"/rest":                  "https://specs.example.test/rest",
+		"v2":                     "https://specs.example.test/apis/v2",
+	} {
+		doc := &Document{T: &openapi3.T{Servers: openapi3.Servers{{URL: server}}}, Location: "https://specs.example.test/apis/k8s.json"}
+		if u, err := baseURL(doc, ""); err != nil || u.String() != want {
+			t.Errorf("%s: %v %v, want %s", server, u, err, want)
+		}
+		doc.Location = "/srv/specs/k8s.json"
+		if _, err := baseURL(doc, ""); err == nil || !strings.Contains(err.Error(), "set base_url") {
+			t.Errorf("%s in a file: %v", server, err)
+		}
+	}
+	for file, want := range map[string]string{
+		"testdata/relative-server.yaml": `the server URL "/rest" is relative`,
+		"testdata/notes31.json":         `the server URL "/api" is relative`,
+		"testdata/petstore.yaml":        "",
+		"testdata/swagger2.yaml":        "",
+		"testdata/absent.yaml":          "",
+	} {
+		if got, relative := fileServer(file, 0); got != want || relative != (want != "") {
+			t.Errorf("fileServer(%s) = %q, %t; want %q", file, got, relative, want)
+		}
 	}
 }

@@ -226,7 +226,10 @@ func fileServer(location string, maxSize int64) (server string, relative bool) {
 		return "", false
 	}
 	if strings.HasPrefix(probe.Swagger, "2.") {
-		return "the Swagger 2.0 document names no host", probe.Host == ""
+		if probe.Host != "" {
+			return "", false
+		}
+		return "the Swagger 2.0 document names no host", true
 	}
 	raw, ok := firstServer(probe.Servers)
 	if !ok {
