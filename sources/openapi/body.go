@@ -193,8 +193,9 @@ func (b *requestBody) inputSchema(dropped *[]string) map[string]any {
 				ps, _ = ps["items"].(map[string]any)
 			}
 			if ps != nil {
+				desc, _ := ps["description"].(string)
 				ps["contentEncoding"] = "base64"
-				ps["description"] = joinText(fmt.Sprint(ps["description"]), "The file's content, base64-encoded.")
+				ps["description"] = joinText(desc, "The file's content, base64-encoded.")
 			}
 		}
 	}
@@ -205,7 +206,7 @@ func (b *requestBody) inputSchema(dropped *[]string) map[string]any {
 }
 
 func joinText(a, b string) string {
-	if a == "" || a == "<nil>" {
+	if a == "" {
 		return b
 	}
 	return a + " " + b
