@@ -50,7 +50,7 @@ func benchCall(b *testing.B) (*Executor, *pipeline.Call) {
 		b.Fatal(err)
 	}
 	creds := []upstream.Credential{upstream.APIKey{In: "query", Name: "api_key", Value: "k"}, upstream.Bearer{Token: "t"}}
-	tools, err := Tools(doc, Config{BaseURL: "http://127.0.0.1:1/v1", Credentials: creds, Set: map[string]string{"tenant": "acme"}})
+	tools, _, err := Tools(doc, Config{BaseURL: "http://127.0.0.1:1/v1", Credentials: creds, Set: map[string]string{"tenant": "acme"}})
 	if err != nil {
 		b.Fatal(err)
 	}

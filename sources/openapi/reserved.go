@@ -207,7 +207,9 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
 }
 
-func isHex(c byte) bool {
+// isHex reports whether c is a hexadecimal digit (of a percent escape, a
+// pattern's \x41 or \u0041).
+func isHex[C byte | rune](c C) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 

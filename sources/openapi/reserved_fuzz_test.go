@@ -49,7 +49,7 @@ func FuzzArgumentNames(f *testing.F) {
 		upstream.APIKey{In: "header", Name: "X-Api-Key", Value: "gateway-hk"},
 		upstream.Bearer{Token: "gateway-token"},
 	}
-	list, err := Tools(doc, Config{BaseURL: "http://127.0.0.1:1", Credentials: creds,
+	list, _, err := Tools(doc, Config{BaseURL: "http://127.0.0.1:1", Credentials: creds,
 		Set: map[string]string{"tenant": "acme", "X-Tenant-Id": "acme"}})
 	if err != nil {
 		f.Fatal(err)

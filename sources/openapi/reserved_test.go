@@ -45,7 +45,7 @@ func namesTools(t *testing.T, srv *recorder) map[string]*pipeline.Tool {
 	t.Helper()
 	spec := filepath.Join(t.TempDir(), "spec.json")
 	writeSpec(t, spec, namesSpec)
-	tools, err := Tools(load(t, spec), Config{BaseURL: srv.URL,
+	tools, _, err := Tools(load(t, spec), Config{BaseURL: srv.URL,
 		Set: map[string]string{"tenant": "acme", "X-Tenant-Id": "acme"},
 		Credentials: []upstream.Credential{
 			upstream.APIKey{In: "query", Name: "api_key", Value: "gateway-key"},
