@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -254,9 +255,17 @@ func firstMediaType(list string) string {
 	return strings.TrimSpace(first)
 }
 
-// encode writes v in the body's media type and returns the bytes and the
-// Content-Type to send.
-func (b *requestBody) encode(v any) ([]byte, string, error) {
+// encodedBody is a request body as it is sent, with the names it puts on
+// the wire for the names check (protectedNames.refuseBody).
+type encodedBody struct {
+	data        []byte
+	contentType string
+	pairs       []string // a form's "name=value" pairs, escaped, as sent
+	parts       []string // a multipart body's part names, as its parser reads them
+}
+
+// encode writes v in the body's media type.
+func (b *requestBody) encode(v any) (encodedBody, error) {
 	switch b.Kind {
 	case bodyJSON:
 		ct := b.MediaType
@@ -264,28 +273,28 @@ func (b *requestBody) encode(v any) ([]byte, string, error) {
 			ct = "application/json"
 		}
 		out, err := json.Marshal(v)
-		return out, ct, err
+		return encodedBody{data: out, contentType: ct}, err
 	case bodyForm:
-		out, err := b.form(v)
-		return out, b.MediaType, err
+		pairs, err := b.form(v)
+		return encodedBody{data: []byte(strings.Join(pairs, "&")), contentType: b.MediaType, pairs: pairs}, err
 	case bodyMultipart:
 		return b.multipart(v)
 	case bodyText:
 		s, ok := v.(string)
 		if !ok {
-			return nil, "", fmt.Errorf("a %s body must be a string", b.MediaType)
+			return encodedBody{}, fmt.Errorf("a %s body must be a string", b.MediaType)
 		}
 		ct := b.MediaType
 		if strings.Contains(ct, "*") {
 			ct = "text/plain; charset=utf-8"
 		}
-		return []byte(s), ct, nil
+		return encodedBody{data: []byte(s), contentType: ct}, nil
 	default:
 		data, err := decodeBase64(v)
 		if err != nil {
-			return nil, "", err
+			return encodedBody{}, err
 		}
-		return data, concreteType(b.MediaType, data), nil
+		return encodedBody{data: data, contentType: concreteType(b.MediaType, data)}, nil
 	}
 }
 
@@ -345,8 +354,9 @@ func (b *requestBody) styledPairs(name string, v any) ([]string, error) {
 	return enc.Query, nil
 }
 
-// form writes an application/x-www-form-urlencoded body.
-func (b *requestBody) form(v any) ([]byte, error) {
+// form writes an application/x-www-form-urlencoded body: its escaped
+// "name=value" pairs, to be joined with '&'.
+func (b *requestBody) form(v any) ([]string, error) {
 	obj, keys, err := bodyObject(v, b.MediaType)
 	if err != nil {
 		return nil, err
@@ -369,7 +379,7 @@ func (b *requestBody) form(v any) ([]byte, error) {
 			pairs = append(pairs, url.QueryEscape(k)+"="+url.QueryEscape(s))
 		}
 	}
-	return []byte(strings.Join(pairs, "&")), nil
+	return pairs, nil
 }
 
 // items is an array's elements, or the value alone.
@@ -382,25 +392,44 @@ func items(v any) []any {
 
 // multipart writes a multipart/form-data body: one part per property, one
 // per item for an array (the same name repeated, RFC 7578 section 4.3).
-func (b *requestBody) multipart(v any) ([]byte, string, error) {
+func (b *requestBody) multipart(v any) (encodedBody, error) {
 	obj, keys, err := bodyObject(v, b.MediaType)
 	if err != nil {
-		return nil, "", err
+		return encodedBody{}, err
 	}
 	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
+	w := &partWriter{Writer: multipart.NewWriter(&buf)}
 	for _, k := range keys {
 		if err := b.writeParts(w, k, obj[k]); err != nil {
-			return nil, "", fmt.Errorf("part %q: %v", k, err)
+			return encodedBody{}, fmt.Errorf("part %q: %v", k, err)
 		}
 	}
 	if err := w.Close(); err != nil {
-		return nil, "", err
+		return encodedBody{}, err
 	}
-	return buf.Bytes(), w.FormDataContentType(), nil
+	return encodedBody{data: buf.Bytes(), contentType: w.FormDataContentType(), parts: w.names}, nil
 }
 
-func (b *requestBody) writeParts(w *multipart.Writer, name string, v any) error {
+// partWriter writes the parts of a multipart body and notes the name of
+// each, for the names check. The name noted is the key as given: a
+// parser reads the quoted Content-Disposition back to it, but for a CR or
+// LF, which the escape writes as %0D, %0A (quoteEscaper).
+type partWriter struct {
+	*multipart.Writer
+	names []string
+}
+
+func (w *partWriter) part(name string, h textproto.MIMEHeader) (io.Writer, error) {
+	w.names = append(w.names, name)
+	return w.CreatePart(h)
+}
+
+func (w *partWriter) field(name, value string) error {
+	w.names = append(w.names, name)
+	return w.WriteField(name, value)
+}
+
+func (b *requestBody) writeParts(w *partWriter, name string, v any) error {
 	if b.styled(name) {
 		pairs, err := b.styledPairs(name, v)
 		if err != nil {
@@ -410,7 +439,7 @@ func (b *requestBody) writeParts(w *multipart.Writer, name string, v any) error 
 			k, val, _ := strings.Cut(p, "=")
 			k, _ = url.QueryUnescape(k)
 			val, _ = url.QueryUnescape(val)
-			if err := w.WriteField(k, val); err != nil {
+			if err := w.field(k, val); err != nil {
 				return err
 			}
 		}
@@ -452,7 +481,7 @@ func (b *requestBody) writeParts(w *multipart.Writer, name string, v any) error 
 			}
 		}
 		h.Set("Content-Disposition", disposition)
-		pw, err := w.CreatePart(h)
+		pw, err := w.part(name, h)
 		if err != nil {
 			return err
 		}

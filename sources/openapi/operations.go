@@ -318,15 +318,27 @@ func (o *Operation) collectParams(shared, own openapi3.Parameters) error {
 		o.Params = append(o.Params, &parameter{paramSpec: spec, Property: prop, Required: p.Required || p.In == openapi3.ParameterInPath, Schema: schema, Desc: p.Description})
 	}
 	o.target, o.query = splitTemplate(o.Path)
-	o.query = templateQuery(o.query, func(name string) bool {
-		return slices.ContainsFunc(o.Params, func(p *parameter) bool { return p.In == openapi3.ParameterInQuery && p.Name == name })
-	})
+	o.query = templateQuery(o.query, func(name string) bool { return declaresQuery(name, shared, own) })
 	for _, seg := range pathParams(o.target + "?" + o.query) {
 		if !slices.ContainsFunc(o.Params, func(p *parameter) bool { return p.In == openapi3.ParameterInPath && p.Name == seg }) {
 			return fmt.Errorf("the path names {%s}, which no parameter declares", seg)
 		}
 	}
-	return nil
+	return o.protected.checkTemplate(o.query)
+}
+
+// declaresQuery reports whether the lists declare a query parameter name,
+// whose pair "name={name}" in a template's query the parameter sends
+// (templateQuery), or, when a credential sets the name, the credential.
+func declaresQuery(name string, lists ...openapi3.Parameters) bool {
+	for _, list := range lists {
+		for _, ref := range list {
+			if ref != nil && ref.Value != nil && ref.Value.In == openapi3.ParameterInQuery && ref.Value.Name == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // splitTemplate cuts a path template into the path a request goes to and

@@ -150,6 +150,9 @@ func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipelin
 		u.Path = dec
 	}
 	if tq != "" {
+		if err := o.refuseTemplate(tq); err != nil {
+			return nil, err
+		}
 		query = append([]string{tq}, query...)
 	}
 	u.RawQuery = strings.Join(query, "&")
@@ -159,14 +162,14 @@ func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipelin
 	contentType := ""
 	if o.Body != nil {
 		if v, ok := args[bodyProperty]; ok {
-			if err := o.protected.refuseFields(v); err != nil {
-				return nil, err
-			}
-			b, ct, err := o.Body.encode(v)
+			enc, err := o.Body.encode(v)
 			if err != nil {
 				return nil, fmt.Errorf("input %q: %v", bodyProperty, err)
 			}
-			body, contentType = bytes.NewReader(b), ct
+			if err := o.protected.refuseBody(o.Body.Kind, v, enc); err != nil {
+				return nil, err
+			}
+			body, contentType = bytes.NewReader(enc.data), enc.contentType
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, o.Method, u.String(), body)

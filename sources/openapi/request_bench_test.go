@@ -77,6 +77,10 @@ func BenchmarkNamesCheck(b *testing.B) {
 		}
 	}
 	body := call.Inputs[bodyProperty]
+	encBody, err := x.Op.Body.encode(body)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		for i, p := range params {
@@ -84,7 +88,7 @@ func BenchmarkNamesCheck(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if err := x.Op.protected.refuseFields(body); err != nil {
+		if err := x.Op.protected.refuseBody(x.Op.Body.Kind, body, encBody); err != nil {
 			b.Fatal(err)
 		}
 	}

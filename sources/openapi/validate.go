@@ -116,16 +116,7 @@ var noResponses = openapi3.NewResponses(openapi3.WithStatus(200, &openapi3.Respo
 // path parameter.
 func sentTemplate(p string, item *openapi3.PathItem, op *openapi3.Operation) string {
 	target, query := splitTemplate(p)
-	query = templateQuery(query, func(name string) bool {
-		for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
-			for _, ref := range list {
-				if ref != nil && ref.Value != nil && ref.Value.In == openapi3.ParameterInQuery && ref.Value.Name == name {
-					return true
-				}
-			}
-		}
-		return false
-	})
+	query = templateQuery(query, func(name string) bool { return declaresQuery(name, item.Parameters, op.Parameters) })
 	if query != "" {
 		target += "?" + query
 	}
