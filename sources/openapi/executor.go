@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -47,6 +48,9 @@ type Executor struct {
 	needsIdentity bool
 	// keyPrefix starts every cache key: server, method, path template.
 	keyPrefix string
+	// output is the response schema published as the tool's outputSchema
+	// (output_schema strict): an answer outside it is an isError result.
+	output *openapi3.SchemaRef
 }
 
 // CacheKey implements pipeline.CacheKeyer: the request's target (server,
@@ -107,10 +111,37 @@ func (x *Executor) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.
 		return nil, err
 	}
 	out, err := result(req.URL, res, body)
+	if err == nil && x.output != nil {
+		out, err = x.checkOutput(out, body)
+	}
 	if err == nil && x.RespectCacheControl {
 		out.NoStore, out.MaxAge = cacheControl(res.Header)
 	}
 	return out, err
+}
+
+// checkOutput holds an answer to the published outputSchema: a client
+// refuses structuredContent outside it (the TypeScript SDK answers
+// -32602), and a tool with an outputSchema must send structuredContent, so
+// an answer that is not a matching JSON object becomes an isError result
+// that says why.
+func (x *Executor) checkOutput(out *pipeline.Result, body []byte) (*pipeline.Result, error) {
+	why := "the upstream's answer is not a JSON object"
+	if out.Canonical { // objectResult: a JSON object
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, upstream.Failed("upstream sent invalid JSON", err)
+		}
+		err := x.output.Value.VisitJSON(plainJSON(v), openapi3.VisitAsResponse(), openapi3.SetSchemaRegexCompiler(argumentPatterns))
+		if err == nil {
+			return out, nil
+		}
+		why = "the upstream's answer does not match the operation's response schema: " + schemaErrorText(err)
+	}
+	return native(map[string]any{"isError": true, "content": []any{map[string]any{"type": "text",
+		"text": why + " (output_schema strict)"}}}, out.Meta)
 }
 
 // cacheControl reads what a response's Cache-Control says about keeping

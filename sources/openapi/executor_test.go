@@ -74,7 +74,7 @@ func toolsFor(t *testing.T, srv *recorder, cfg Config) map[string]*pipeline.Tool
 	doc := load(t, "testdata/petstore.yaml")
 	cfg.BaseURL = srv.URL + "/v1"
 	cfg.Deprecated = true
-	tools, err := Tools(doc, cfg)
+	tools, _, err := Tools(doc, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

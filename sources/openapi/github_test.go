@@ -25,6 +25,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy/pathpattern"
 
+	"github.com/edgemcp/edgemcp/internal/testservices"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -34,10 +35,7 @@ import (
 // (scripts/test.sh sets it); else tests/node of this checkout.
 func githubSpec(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("EDGEMCP_NODE_DIR")
-	if dir == "" {
-		dir, _ = filepath.Abs(filepath.Join("..", "..", "tests", "node"))
-	}
+	dir := testservices.NodeDir(t)
 	p := filepath.Join(dir, "node_modules", "@octokit", "openapi", "generated", "api.github.com.json")
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("GitHub's OpenAPI document is missing (%v): run `npm ci` in %s (scripts/test.sh does; tests/node/package.json lists @octokit/openapi)", err, dir)
@@ -482,11 +480,11 @@ func TestGitHubSpec(t *testing.T) {
 	}
 	t.Logf("loaded the document in %v", time.Since(start))
 	api := newSpecServer(t, doc.T)
-	ops, err := Operations(doc, Options{Prefix: "gh"})
+	ops, _, err := Operations(doc, Options{Prefix: "gh"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, err := Tools(doc, Config{Options: Options{Prefix: "gh"}, BaseURL: api.URL, Timeout: 10 * time.Second})
+	tools, _, err := Tools(doc, Config{Options: Options{Prefix: "gh"}, BaseURL: api.URL, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

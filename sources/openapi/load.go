@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -42,6 +41,9 @@ type LoadOptions struct {
 	// Client fetches URLs; nil uses a client with Timeout that follows
 	// redirects only within the origin of each request.
 	Client *http.Client
+	// Strict fails the load on any validation finding, instead of leaving
+	// out the operations it concerns or only noting it (validate).
+	Strict bool
 
 	refs *refPolicy // what external $refs may read (Load sets it)
 }
@@ -68,7 +70,16 @@ type Document struct {
 	Digest [sha256.Size]byte
 	// Converted says the document was Swagger 2.0, converted to OpenAPI 3.
 	Converted bool
+	// Findings are validation problems that change no call (a stray
+	// field, an example without a value): the document is served anyway.
+	Findings []string
+	// invalid are the operations whose validation failed in a way that
+	// changes their calls, with why: Operations leaves them out.
+	invalid map[opKey]string
 }
+
+// opKey names an operation of the document.
+type opKey struct{ method, path string }
 
 // Load reads the document at location (a file path, a file:// URL or an
 // http(s) URL), converts Swagger 2.0 to OpenAPI 3, resolves its $refs and
@@ -133,7 +144,7 @@ func parse(ctx context.Context, data []byte, base *url.URL, location string, opt
 	default:
 		return nil, fmt.Errorf("%s: not an OpenAPI 3 or Swagger 2.0 document (no \"openapi: 3.x\" or \"swagger: 2.0\" at the top)", location)
 	}
-	if err := validate(ctx, doc.T); err != nil {
+	if err := validate(ctx, doc, opt.Strict); err != nil {
 		return nil, fmt.Errorf("%s: invalid document: %v", location, err)
 	}
 	return doc, nil
@@ -180,67 +191,6 @@ func loadJSON(ctx context.Context, data []byte, base *url.URL, opt LoadOptions) 
 	}
 	return t, nil
 }
-
-// validate checks the document as kin-openapi does, with two leniencies.
-// Examples, defaults and patterns are not checked (they do not change a
-// call). Two path templates that differ only in their variables' names
-// ("/a/{id}" and "/a/{name}") break a MUST of the specification, but only a
-// server routing requests is confused by them, not a client filling them
-// in; GitHub's own document has such pairs. The second of each pair is set
-// aside while the document is validated, then validated on its own. (Not
-// with kin-openapi's EnableMultiError, which would report the conflict and
-// go on: it warns that validators continuing past a failure may dereference
-// nil, and a refresh validates documents in a goroutine of its own.)
-func validate(ctx context.Context, doc *openapi3.T) error {
-	opts := []openapi3.ValidationOption{
-		openapi3.DisableExamplesValidation(), openapi3.DisableSchemaDefaultsValidation(),
-		openapi3.DisableSchemaPatternValidation(),
-	}
-	if doc.Paths == nil {
-		return doc.Validate(ctx, opts...)
-	}
-	rest := openapi3.NewPaths()
-	rest.Extensions, rest.Origin = doc.Paths.Extensions, doc.Paths.Origin
-	var aside []string
-	seen := map[string]bool{}
-	for _, p := range doc.Paths.Keys() {
-		shape := templateVariable.ReplaceAllString(p, "{}")
-		if seen[shape] {
-			aside = append(aside, p)
-			continue
-		}
-		seen[shape] = true
-		rest.Set(p, doc.Paths.Value(p))
-	}
-	if len(aside) == 0 {
-		return doc.Validate(ctx, opts...)
-	}
-	all := doc.Paths
-	doc.Paths = rest
-	err := doc.Validate(ctx, opts...)
-	doc.Paths = all
-	for _, p := range rest.Keys() {
-		all.Set(p, rest.Value(p)) // Validate gives a null path item an empty one
-	}
-	if err != nil {
-		return err
-	}
-	if doc.IsOpenAPI31OrLater() {
-		opts = append(opts, openapi3.IsOpenAPI31OrLater())
-	}
-	if doc.IsOpenAPI32OrLater() {
-		opts = append(opts, openapi3.IsOpenAPI32OrLater())
-	}
-	for _, p := range aside {
-		if err := openapi3.NewPaths(openapi3.WithPath(p, all.Value(p))).Validate(ctx, opts...); err != nil {
-			return fmt.Errorf("invalid paths: %w", err)
-		}
-	}
-	return nil
-}
-
-// templateVariable is a variable of a path template.
-var templateVariable = regexp.MustCompile(`\{[^{}]*\}`)
 
 // read returns the bytes at location, at most opt.MaxSize of them, and the
 // URL relative references resolve against.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 func load(t *testing.T, path string) *Document {
@@ -21,7 +23,7 @@ func load(t *testing.T, path string) *Document {
 
 func toolNames(t *testing.T, doc *Document, opt Options) []string {
 	t.Helper()
-	ops, err := Operations(doc, opt)
+	ops, _, err := Operations(doc, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,9 @@ func TestLoadRefusesWhatIsNotADocument(t *testing.T) {
 // TestLoadPathsDifferingInVariableNames: two path templates that differ
 // only in their variables' names (as in GitHub's document) load, each
 // operation a tool; the operations of the second path are still
-// validated, so a broken one there fails the load.
+// validated, so a broken one there is left out, saying why (strict: the
+// load fails). A problem outside the paths changes no call: it is a
+// finding, and fails only a strict load.
 func TestLoadPathsDifferingInVariableNames(t *testing.T) {
 	dir := t.TempDir()
 	spec := func(second string) string {
@@ -186,11 +190,13 @@ paths:
 	if got := strings.Join(toolNames(t, doc, Options{Prefix: "p"}), " "); got != "p_getThing p_deleteThing" {
 		t.Errorf("tools %s", got)
 	}
-	// The rest of the document is still validated.
 	noVersion := dir + "/noversion.yaml"
 	writeSpec(t, noVersion, strings.Replace(spec(`{name: zname, in: path, required: true, schema: {type: string}}`), `version: "1"`, `version: ""`, 1))
-	if _, err := Load(context.Background(), noVersion, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "version") {
-		t.Errorf("info without a version: %v", err)
+	if doc := load(t, noVersion); len(doc.Findings) != 1 || !strings.Contains(doc.Findings[0], "version") {
+		t.Errorf("info without a version: findings %q", doc.Findings)
+	}
+	if _, err := Load(context.Background(), noVersion, LoadOptions{Strict: true}); err == nil || !strings.Contains(err.Error(), "version") {
+		t.Errorf("info without a version, strict: %v", err)
 	}
 	for name, tc := range map[string]struct{ param, want string }{
 		"undeclared.yaml": {`{name: other, in: path, required: true, schema: {type: string}}`, "must define exactly all path parameters"},
@@ -198,9 +204,14 @@ paths:
 	} {
 		p := dir + "/" + name
 		writeSpec(t, p, spec(tc.param))
-		_, err := Load(context.Background(), p, LoadOptions{})
-		if err == nil || !strings.Contains(err.Error(), p+": invalid document: invalid paths") || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want the second path's operation refused", name, err)
+		doc := load(t, p)
+		ops, skipped, err := Operations(doc, Options{})
+		if err != nil || len(ops) != 1 || len(skipped) != 1 || skipped[0].Operation != "DELETE /things/{zname} (deleteThing)" || !strings.Contains(skipped[0].Reason, tc.want) {
+			t.Errorf("%s: %v %d %+v, want the second path's operation left out", name, err, len(ops), skipped)
+		}
+		_, err = Load(context.Background(), p, LoadOptions{Strict: true})
+		if err == nil || !strings.Contains(err.Error(), p+": invalid document: DELETE /things/{zname}: ") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s, strict: %v, want the second path's operation refused", name, err)
 		}
 	}
 }
@@ -209,5 +220,37 @@ func writeSpec(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRelativeServers: a relative server URL resolves against the URL the
+// document was fetched from ("//host" takes its scheme, "/rest" its
+// origin), as the specification says; a document read from a file has
+// nothing to resolve against, which fileServer tells at adapt time.
+func TestRelativeServers(t *testing.T) {
+	for server, want := range map[string]string{
+		"//kubernetes.local/api": "https://kubernetes.local/api",
+		"/rest":                  "https://specs.example.test/rest",
+		"v2":                     "https://specs.example.test/apis/v2",
+	} {
+		doc := &Document{T: &openapi3.T{Servers: openapi3.Servers{{URL: server}}}, Location: "https://specs.example.test/apis/k8s.json"}
+		if u, err := baseURL(doc, ""); err != nil || u.String() != want {
+			t.Errorf("%s: %v %v, want %s", server, u, err, want)
+		}
+		doc.Location = "/srv/specs/k8s.json"
+		if _, err := baseURL(doc, ""); err == nil || !strings.Contains(err.Error(), "set base_url") {
+			t.Errorf("%s in a file: %v", server, err)
+		}
+	}
+	for file, want := range map[string]string{
+		"testdata/relative-server.yaml": `the server URL "/rest" is relative`,
+		"testdata/notes31.json":         `the server URL "/api" is relative`,
+		"testdata/petstore.yaml":        "",
+		"testdata/swagger2.yaml":        "",
+		"testdata/absent.yaml":          "",
+	} {
+		if got, relative := fileServer(file, 0); got != want || relative != (want != "") {
+			t.Errorf("fileServer(%s) = %q, %t; want %q", file, got, relative, want)
+		}
 	}
 }

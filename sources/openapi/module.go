@@ -53,6 +53,14 @@ type Source struct {
 	// {{ auth.claims.NAME }} of the verified caller. A fixed parameter is
 	// not an input: no caller can set or change it.
 	Set map[string]string `json:"set,omitempty"`
+	// Strict fails the load on an operation the gateway cannot serve or
+	// any validation finding in the document; without it such an
+	// operation is left out (one warning line each) and the rest served.
+	Strict bool `json:"strict,omitempty"`
+	// OutputSchema is "strict" to publish each operation's response schema
+	// as its tool's outputSchema and turn an answer outside it into an
+	// isError result; "off" (the default) publishes none.
+	OutputSchema string `json:"output_schema,omitempty"`
 
 	upstream.Config
 
@@ -65,6 +73,10 @@ type Source struct {
 type liveDoc struct {
 	doc     atomic.Pointer[Document]
 	changed atomic.Pointer[func()]
+	// reported is the document whose findings and left-out operations
+	// have been logged, so that a rebuild of the tools does not log them
+	// again.
+	reported atomic.Pointer[Document]
 }
 
 var (
@@ -88,12 +100,15 @@ func (s *Source) Provision(ctx caddy.Context) error {
 	if spec == "" {
 		return fmt.Errorf("openapi: no document given")
 	}
+	if s.OutputSchema != "" && s.OutputSchema != "off" && s.OutputSchema != "strict" {
+		return fmt.Errorf("openapi %s: output_schema %q: want strict or off", spec, s.OutputSchema)
+	}
 	built, err := s.Config.Build(repl)
 	if err != nil {
 		return fmt.Errorf("openapi %s: %v", spec, err)
 	}
 	s.built = built
-	opts := LoadOptions{MaxSize: s.MaxSpecSize, Timeout: time.Duration(s.LoadTimeout), AllowExternalRefs: s.AllowExternalRefs}
+	opts := LoadOptions{MaxSize: s.MaxSpecSize, Timeout: time.Duration(s.LoadTimeout), AllowExternalRefs: s.AllowExternalRefs, Strict: s.Strict}
 	doc, err := Load(ctx, spec, opts)
 	if err != nil {
 		return err
@@ -182,26 +197,49 @@ func (*Source) SelectsTools() {}
 // Tools implements pipeline.Source.
 func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 	doc := s.live.doc.Load()
-	tools, err := Tools(doc, Config{
-		Options:         Options{Prefix: namespace, Include: s.Include, Exclude: s.Exclude, Deprecated: s.Deprecated},
-		BaseURL:         caddy.NewReplacer().ReplaceKnown(s.BaseURL, ""),
-		Credentials:     s.built.Credentials,
-		Retry:           s.built.Retry,
-		Breaker:         s.built.Breaker,
-		MaxResponseSize: s.built.MaxResponseSize,
-		Timeout:         s.built.Timeout,
-		CacheTTL:        time.Duration(s.Cache),
-		CacheRespect:    s.CacheRespect,
-		CacheOperations: s.CacheOperations,
-		Set:             s.Set,
+	tools, report, err := Tools(doc, Config{
+		Options:            Options{Prefix: namespace, Include: s.Include, Exclude: s.Exclude, Deprecated: s.Deprecated, Strict: s.Strict},
+		BaseURL:            caddy.NewReplacer().ReplaceKnown(s.BaseURL, ""),
+		Credentials:        s.built.Credentials,
+		Retry:              s.built.Retry,
+		Breaker:            s.built.Breaker,
+		MaxResponseSize:    s.built.MaxResponseSize,
+		Timeout:            s.built.Timeout,
+		CacheTTL:           time.Duration(s.Cache),
+		CacheRespect:       s.CacheRespect,
+		CacheOperations:    s.CacheOperations,
+		Set:                s.Set,
+		OutputSchemaStrict: s.OutputSchema == "strict",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("openapi %s: %v", doc.Location, err)
+	}
+	if s.log != nil && s.live.reported.Swap(doc) != doc {
+		logReport(s.log, doc, report)
 	}
 	if s.log != nil {
 		s.log.Debug("openapi source tools", zap.String("spec", doc.Location), zap.Int("tools", len(tools)), zap.Bool("converted_from_swagger2", doc.Converted))
 	}
 	return tools, nil
+}
+
+// logReport says, once per document, what of it is not served as written:
+// each operation left out on a line of its own (naming it and why), the
+// validation findings that change no call, and the patterns left out of
+// the published schemas (a line each, with counts and the first few).
+func logReport(log *zap.Logger, doc *Document, report Report) {
+	for _, sk := range report.Skipped {
+		log.Warn("openapi source: operation left out", zap.String("spec", doc.Location),
+			zap.String("operation", sk.Operation), zap.String("reason", sk.Reason))
+	}
+	if n := len(doc.Findings); n > 0 {
+		log.Warn("openapi source: validation findings that change no call; the operations are served",
+			zap.String("spec", doc.Location), zap.Int("findings", n), zap.Strings("first", doc.Findings[:min(n, 5)]))
+	}
+	if n := len(report.Patterns); n > 0 {
+		log.Warn("openapi source: patterns left out of the published schemas (clients compile patterns as ECMAScript with the u flag; these have no such form)",
+			zap.String("spec", doc.Location), zap.Int("patterns", n), zap.Strings("first", report.Patterns[:min(n, 5)]))
+	}
 }
 
 // UnmarshalCaddyfile reads `openapi <file-or-url> { ... }` (the source's
@@ -212,6 +250,7 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.Errf("usage: source <name> openapi <file-or-url> { ... }")
 	}
 	var secrets error // where the first credential or header is, for the error if base_url is missing
+	file, line := d.File(), d.Line()
 	for d.NextBlock(0) {
 		if sub := d.Val(); (sub == "credential" || sub == "header") && secrets == nil {
 			secrets = d.Errf("openapi source: %s", baseURLRequired(nil))
@@ -243,14 +282,21 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			default:
 				s.CacheOperations = append(s.CacheOperations, globs...)
 			}
-		case "deprecated", "allow_external_refs":
+		case "deprecated", "allow_external_refs", "strict":
 			if d.NextArg() {
 				return d.ArgErr()
 			}
-			if sub == "deprecated" {
+			switch sub {
+			case "deprecated":
 				s.Deprecated = true
-			} else {
+			case "strict":
+				s.Strict = true
+			default:
 				s.AllowExternalRefs = true
+			}
+		case "output_schema":
+			if !d.AllArgs(&s.OutputSchema) || s.OutputSchema != "strict" && s.OutputSchema != "off" {
+				return d.Errf("usage: output_schema strict|off")
 			}
 		case "max_spec_size":
 			var v string
@@ -297,11 +343,19 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			s.LoadTimeout = caddy.Duration(dur)
 		default:
-			return d.Errf("openapi source: unrecognized sub-directive %q (want base_url, include, exclude, deprecated, allow_external_refs, max_spec_size, load_timeout, refresh, cache, cache_operations, set, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
+			return d.Errf("openapi source: unrecognized sub-directive %q (want base_url, include, exclude, deprecated, strict, output_schema, allow_external_refs, max_spec_size, load_timeout, refresh, cache, cache_operations, set, credential, header, retries, circuit_breaker, timeout, max_response_size)", sub)
 		}
 	}
 	if secrets != nil && s.BaseURL == "" {
 		return secrets
+	}
+	if s.BaseURL == "" {
+		// A document read from a file has no URL to resolve a relative
+		// server against: say so now, at the source's line, rather than
+		// when the config is loaded.
+		if server, relative := fileServer(caddy.NewReplacer().ReplaceKnown(s.Spec, ""), s.MaxSpecSize); relative {
+			return fmt.Errorf("openapi %s: %s, and a document read from a file has no URL to resolve it against: set base_url, at %s:%d", s.Spec, server, file, line)
+		}
 	}
 	return nil
 }

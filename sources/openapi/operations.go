@@ -26,6 +26,9 @@ type Options struct {
 	Include, Exclude []string
 	// Deprecated includes the operations the document marks deprecated.
 	Deprecated bool
+	// Strict fails on an operation the gateway cannot serve, instead of
+	// leaving it out.
+	Strict bool
 	// Reserved are the request parts the gateway's credentials set:
 	// parameters the document declares for them are not offered to callers.
 	Reserved upstream.Reserved
@@ -54,10 +57,14 @@ type Operation struct {
 	Aliases []string // other names tools/call accepts: the operationId, "<prefix>.<operationId>"
 	Method  string   // upper case
 	Path    string   // the path template, as in the document
-	ID      string   // operationId, "" when the document has none
-	Op      *openapi3.Operation
-	Params  []*parameter // path, query, header and cookie parameters, in the document's order
-	Body    *requestBody // nil when the operation takes none
+	// target and query are what the template sends (splitTemplate): the
+	// path, and the query pairs the template itself carries, with those
+	// of declared query parameters left to the parameters.
+	target, query string
+	ID            string // operationId, "" when the document has none
+	Op            *openapi3.Operation
+	Params        []*parameter // path, query, header and cookie parameters, in the document's order
+	Body          *requestBody // nil when the operation takes none
 	// protected are the names only the gateway sends (credentials' and
 	// fixed parameters'): a call whose arguments would produce one is
 	// refused (newRequest).
@@ -93,15 +100,6 @@ type parameter struct {
 	Fixed    *upstream.Fixed // set by the operator; never an input
 }
 
-// requestBody is the request body an operation takes, in the media type the
-// gateway sends it as.
-type requestBody struct {
-	MediaType string
-	Schema    *openapi3.SchemaRef
-	Required  bool
-	Desc      string
-}
-
 // bodyProperty is the input property that carries the request body.
 const bodyProperty = "body"
 
@@ -109,22 +107,30 @@ var (
 	methods = []string{http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete, http.MethodOptions, http.MethodHead, http.MethodPatch, http.MethodTrace}
 )
 
+// Skipped is an operation left out of the tools, and why.
+type Skipped struct {
+	Operation string // "GET /pets/{id} (getPet)"
+	Reason    string
+}
+
 // Operations returns the operations of doc that opt selects, in a stable
 // order (path, then method), each with a tool name that matches
-// pipeline.ToolNamePattern. Two operations that would share a name fail,
-// naming both.
-func Operations(doc *Document, opt Options) ([]*Operation, error) {
+// pipeline.ToolNamePattern. An operation the gateway cannot serve (its
+// validation failed, it has no body the gateway can send, its name is
+// another's) is left out and listed in skipped; with opt.Strict it fails
+// the whole instead.
+func Operations(doc *Document, opt Options) (ops []*Operation, skipped []Skipped, err error) {
 	if err := opt.Check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opt.schema2020 = doc.IsOpenAPI31OrLater()
 	protected, err := newProtectedNames(opt.Reserved, opt.Fixed)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opt.protected = protected
 	if doc.Paths == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	paths := doc.Paths.Map()
 	keys := make([]string, 0, len(paths))
@@ -132,7 +138,6 @@ func Operations(doc *Document, opt Options) ([]*Operation, error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var ops []*Operation
 	byName := map[string]*Operation{}
 	for _, p := range keys {
 		item := paths[p]
@@ -141,18 +146,31 @@ func Operations(doc *Document, opt Options) ([]*Operation, error) {
 			if op == nil || (op.Deprecated && !opt.Deprecated) || !opt.selects(m, p, op) {
 				continue
 			}
-			o, err := newOperation(opt, m, p, item, op)
-			if err != nil {
-				return nil, fmt.Errorf("%s %s: %v", m, p, err)
+			origin := (&Operation{Method: m, Path: p, ID: op.OperationID}).Origin()
+			why, invalid := doc.invalid[opKey{m, p}]
+			if invalid && why == "" {
+				why = "invalid"
 			}
-			if prev := byName[o.Tool]; prev != nil {
-				return nil, fmt.Errorf("two operations make the tool %q: %s and %s; exclude one or give them distinct operationIds", o.Tool, prev.Origin(), o.Origin())
+			var o *Operation
+			if !invalid {
+				if o, err = newOperation(opt, m, p, item, op); err != nil {
+					why = err.Error()
+				} else if prev := byName[o.Tool]; prev != nil {
+					why = fmt.Sprintf("its tool name %q is taken by %s; exclude one or give them distinct operationIds", o.Tool, prev.Origin())
+				}
+			}
+			if why != "" {
+				if opt.Strict {
+					return nil, nil, fmt.Errorf("%s: %s", origin, why)
+				}
+				skipped = append(skipped, Skipped{Operation: origin, Reason: why})
+				continue
 			}
 			byName[o.Tool] = o
 			ops = append(ops, o)
 		}
 	}
-	return ops, nil
+	return ops, skipped, nil
 }
 
 // selects applies Include and Exclude to one operation.
@@ -194,7 +212,7 @@ func newOperation(opt Options, method, p string, item *openapi3.PathItem, op *op
 		return nil, err
 	}
 	if op.RequestBody != nil && op.RequestBody.Value != nil {
-		b, err := chooseBody(op.RequestBody.Value)
+		b, err := chooseBody(op.RequestBody.Value, opt.schema2020)
 		if err != nil {
 			return nil, err
 		}
@@ -218,7 +236,7 @@ func (o *Operation) index() {
 	if o.Body != nil {
 		o.inputs[bodyProperty] = o.Body.Schema
 	}
-	o.validate = []openapi3.SchemaValidationOption{openapi3.MultiErrors(), openapi3.DisableReadOnlyValidation()}
+	o.validate = []openapi3.SchemaValidationOption{openapi3.MultiErrors(), openapi3.DisableReadOnlyValidation(), openapi3.SetSchemaRegexCompiler(argumentPatterns)}
 	if o.schema2020 {
 		o.validate = append(o.validate, openapi3.EnableJSONSchema2020())
 	}
@@ -299,12 +317,58 @@ func (o *Operation) collectParams(shared, own openapi3.Parameters) error {
 		}
 		o.Params = append(o.Params, &parameter{paramSpec: spec, Property: prop, Required: p.Required || p.In == openapi3.ParameterInPath, Schema: schema, Desc: p.Description})
 	}
-	for _, seg := range pathParams(o.Path) {
+	o.target, o.query = splitTemplate(o.Path)
+	o.query = templateQuery(o.query, func(name string) bool { return declaresQuery(name, shared, own) })
+	for _, seg := range pathParams(o.target + "?" + o.query) {
 		if !slices.ContainsFunc(o.Params, func(p *parameter) bool { return p.In == openapi3.ParameterInPath && p.Name == seg }) {
 			return fmt.Errorf("the path names {%s}, which no parameter declares", seg)
 		}
 	}
-	return nil
+	return o.protected.checkTemplate(o.query)
+}
+
+// declaresQuery reports whether the lists declare a query parameter name,
+// whose pair "name={name}" in a template's query the parameter sends
+// (templateQuery), or, when a credential sets the name, the credential.
+func declaresQuery(name string, lists ...openapi3.Parameters) bool {
+	for _, list := range lists {
+		for _, ref := range list {
+			if ref != nil && ref.Value != nil && ref.Value.In == openapi3.ParameterInQuery && ref.Value.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// splitTemplate cuts a path template into the path a request goes to and
+// the query the template itself carries. "#..." is a fragment, which is
+// never sent (APIs.guru's AWS documents tell operations on one path apart
+// by it: "/#X-Amz-Target=..."); "?a=1&b={b}" is a query written into the
+// template, sent before the parameters'.
+func splitTemplate(p string) (target, query string) {
+	p, _, _ = strings.Cut(p, "#")
+	target, query, _ = strings.Cut(p, "?")
+	return target, query
+}
+
+// templateQuery drops the pairs "name={name}" of a template's query whose
+// variable is a declared query parameter (isQuery): the parameter's own
+// serialization sends it. The rest (literal pairs, variables declared as
+// path parameters) stays.
+func templateQuery(q string, isQuery func(name string) bool) string {
+	if q == "" {
+		return ""
+	}
+	var kept []string
+	for _, pair := range strings.Split(q, "&") {
+		name, val, _ := strings.Cut(pair, "=")
+		if val == "{"+name+"}" && isQuery(name) {
+			continue
+		}
+		kept = append(kept, pair)
+	}
+	return strings.Join(kept, "&")
 }
 
 var pathParam = regexp.MustCompile(`\{([^{}]+)\}`)
@@ -318,51 +382,19 @@ func pathParams(p string) []string {
 	return names
 }
 
-// bodyTypes are the media types the gateway can send, in the order it
-// prefers them when an operation accepts several.
-var bodyTypes = []string{"application/json", "application/x-www-form-urlencoded", "multipart/form-data", "text/plain"}
-
-// chooseBody picks the media type a request body is sent as.
-func chooseBody(rb *openapi3.RequestBody) (*requestBody, error) {
-	pick := func(mt string, m *openapi3.MediaType) *requestBody {
-		b := &requestBody{MediaType: mt, Required: rb.Required, Desc: rb.Description}
-		if m != nil {
-			b.Schema = m.Schema
-		}
-		return b
-	}
-	for _, want := range bodyTypes {
-		if m, ok := rb.Content[want]; ok {
-			return pick(want, m), nil
-		}
-	}
-	// application/vnd.x+json and the like are JSON; text/* is text.
-	names := make([]string, 0, len(rb.Content))
-	for mt := range rb.Content {
-		names = append(names, mt)
-	}
-	sort.Strings(names)
-	for _, mt := range names {
-		if strings.HasSuffix(mt, "+json") || strings.HasPrefix(mt, "text/") || mt == "application/octet-stream" {
-			return pick(mt, rb.Content[mt]), nil
-		}
-	}
-	if len(names) == 0 {
-		return nil, nil
-	}
-	return nil, fmt.Errorf("request body: no media type the gateway can send (the document offers %s)", strings.Join(names, ", "))
-}
-
 // InputSchema is the tool's input schema: one property per parameter and
 // "body" for the request body.
-func (o *Operation) InputSchema() map[string]any {
+func (o *Operation) InputSchema() map[string]any { return o.inputSchema(nil) }
+
+// inputSchema is InputSchema, adding the patterns it leaves out to dropped.
+func (o *Operation) inputSchema(dropped *[]string) map[string]any {
 	props := map[string]any{}
 	var required []string
 	for _, p := range o.Params {
 		if p.Fixed != nil {
 			continue // the operator's, not the caller's
 		}
-		s := jsonSchema(p.Schema, forRequest)
+		s := jsonSchema(p.Schema, forRequest, dropped)
 		if p.Desc != "" {
 			s["description"] = p.Desc
 		}
@@ -375,11 +407,7 @@ func (o *Operation) InputSchema() map[string]any {
 		}
 	}
 	if o.Body != nil {
-		s := jsonSchema(o.Body.Schema, forRequest)
-		if o.Body.Desc != "" {
-			s["description"] = o.Body.Desc
-		}
-		props[bodyProperty] = s
+		props[bodyProperty] = o.Body.inputSchema(dropped)
 		if o.Body.Required {
 			required = append(required, bodyProperty)
 		}
@@ -394,7 +422,23 @@ func (o *Operation) InputSchema() map[string]any {
 // OutputSchema is the JSON Schema of the operation's success response when
 // that is a JSON object (MCP's outputSchema must describe an object), else
 // nil.
-func (o *Operation) OutputSchema() map[string]any {
+func (o *Operation) OutputSchema() map[string]any { return o.outputSchema(nil) }
+
+// outputSchema is OutputSchema, adding the patterns it leaves out to dropped.
+func (o *Operation) outputSchema(dropped *[]string) map[string]any {
+	ref := o.outputRef()
+	if ref == nil {
+		return nil
+	}
+	out := jsonSchema(ref, forResponse, dropped)
+	out["type"] = "object" // MCP's outputSchema states it at the root, even for an allOf
+	return out
+}
+
+// outputRef is the schema of the first success response whose JSON media
+// type (the first in sorted order) describes an object; nil when the
+// first success response has none.
+func (o *Operation) outputRef() *openapi3.SchemaRef {
 	if o.Op.Responses == nil {
 		return nil
 	}
@@ -403,14 +447,15 @@ func (o *Operation) OutputSchema() map[string]any {
 		if r == nil || r.Value == nil {
 			continue
 		}
-		for mt, m := range r.Value.Content {
-			if !isJSON(mt) || m.Schema == nil || m.Schema.Value == nil {
-				continue
-			}
-			if isObject(m.Schema.Value, 0) {
-				out := jsonSchema(m.Schema, forResponse)
-				out["type"] = "object" // MCP's outputSchema states it at the root, even for an allOf
-				return out
+		types := make([]string, 0, len(r.Value.Content))
+		for mt := range r.Value.Content {
+			types = append(types, mt)
+		}
+		sort.Strings(types)
+		for _, mt := range types {
+			m := r.Value.Content[mt]
+			if isJSON(mt) && m != nil && m.Schema != nil && m.Schema.Value != nil && isObject(m.Schema.Value, 0) {
+				return m.Schema
 			}
 		}
 		return nil
@@ -474,9 +519,16 @@ func (o *Operation) Annotations() pipeline.Annotations {
 	return a
 }
 
-// isJSON reports whether a media type carries JSON.
+// isJSON reports whether a media type carries one JSON value:
+// application/json (with any parameters), a +json suffix, or an x- type
+// named for JSON (AWS's application/x-amz-json-1.1), but not the streams
+// of values (x-ndjson, x-jsonlines).
 func isJSON(mt string) bool {
 	mt, _, _ = strings.Cut(mt, ";")
 	mt = strings.TrimSpace(strings.ToLower(mt))
-	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+	if mt == "application/json" || strings.HasSuffix(mt, "+json") {
+		return true
+	}
+	sub, ok := strings.CutPrefix(mt, "application/x-")
+	return ok && strings.Contains(sub, "json") && !strings.Contains(sub, "ndjson") && !strings.Contains(sub, "jsonl")
 }

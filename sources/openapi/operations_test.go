@@ -25,7 +25,7 @@ func TestSelection(t *testing.T) {
 		{Options{Include: []string{"delete"}, Deprecated: true}, "deletePet"},
 	} {
 		var got []string
-		ops, err := Operations(doc, tc.opt)
+		ops, _, err := Operations(doc, tc.opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,27 +36,31 @@ func TestSelection(t *testing.T) {
 			t.Errorf("%+v: %q, want %q", tc.opt, strings.Join(got, " "), tc.want)
 		}
 	}
-	if _, err := Operations(doc, Options{Include: []string{"[a-"}}); err == nil || !strings.Contains(err.Error(), `"[a-"`) {
+	if _, _, err := Operations(doc, Options{Include: []string{"[a-"}}); err == nil || !strings.Contains(err.Error(), `"[a-"`) {
 		t.Errorf("bad glob: %v", err)
 	}
 }
 
-// TestNameCollision: two operations that make one tool name fail the load,
-// naming both.
+// TestNameCollision: of two operations that make one tool name, the
+// second is left out, naming the first; strict fails the load, naming both.
 func TestNameCollision(t *testing.T) {
 	doc := load(t, "testdata/petstore.yaml")
 	doc.Paths.Value("/tree").Get.OperationID = "list.pets"
 	doc.Paths.Value("/pets").Get.OperationID = "list_pets"
-	_, err := Operations(doc, Options{Prefix: "p"})
+	_, skipped, err := Operations(doc, Options{Prefix: "p"})
+	if err != nil || len(skipped) != 1 || skipped[0].Operation != "GET /tree (list.pets)" || !strings.Contains(skipped[0].Reason, "GET /pets (list_pets)") {
+		t.Errorf("collision: %v %+v", err, skipped)
+	}
+	_, _, err = Operations(doc, Options{Prefix: "p", Strict: true})
 	if err == nil || !strings.Contains(err.Error(), "GET /pets (list_pets)") || !strings.Contains(err.Error(), "GET /tree (list.pets)") {
-		t.Errorf("collision: %v", err)
+		t.Errorf("collision, strict: %v", err)
 	}
 }
 
 func operation(t *testing.T, doc *Document, id string, opt Options) *Operation {
 	t.Helper()
 	opt.Deprecated = true
-	ops, err := Operations(doc, opt)
+	ops, _, err := Operations(doc, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,13 +149,21 @@ func TestAnnotationsAndAliases(t *testing.T) {
 	}
 }
 
-// TestPathParameterWithoutDeclaration fails the load.
+// TestPathParameterWithoutDeclaration: the operation is left out, saying
+// why; strict fails the load.
 func TestPathParameterWithoutDeclaration(t *testing.T) {
 	doc := load(t, "testdata/petstore.yaml")
 	doc.Paths.Value("/tree").Get.OperationID = "getTree"
 	doc.Paths.Set("/tree/{id}", doc.Paths.Value("/tree"))
 	doc.Paths.Delete("/tree")
-	if _, err := Operations(doc, Options{}); err == nil || !strings.Contains(err.Error(), "{id}") {
-		t.Errorf("undeclared path parameter: %v", err)
+	ops, skipped, err := Operations(doc, Options{})
+	if err != nil || len(skipped) != 1 || skipped[0].Operation != "GET /tree/{id} (getTree)" || !strings.Contains(skipped[0].Reason, "{id}") {
+		t.Errorf("undeclared path parameter: %v %+v", err, skipped)
+	}
+	if slices.ContainsFunc(ops, func(o *Operation) bool { return o.ID == "getTree" }) || len(ops) == 0 {
+		t.Errorf("operations %d, getTree among them", len(ops))
+	}
+	if _, _, err := Operations(doc, Options{Strict: true}); err == nil || !strings.Contains(err.Error(), "GET /tree/{id} (getTree): ") || !strings.Contains(err.Error(), "{id}") {
+		t.Errorf("undeclared path parameter, strict: %v", err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"sort"
@@ -105,7 +104,7 @@ func plainJSON(v any) any {
 // the gateway sets fails here, before anything is sent.
 func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipeline.Call) (*http.Request, error) {
 	args := call.Inputs
-	p := o.Path
+	p, tq := o.target, o.query
 	var query, cookies []string
 	header := http.Header{}
 	for _, prm := range o.Params {
@@ -134,6 +133,7 @@ func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipelin
 		switch prm.In {
 		case openapi3.ParameterInPath:
 			p = strings.ReplaceAll(p, "{"+prm.Name+"}", enc.Path)
+			tq = strings.ReplaceAll(tq, "{"+prm.Name+"}", enc.Path)
 		case openapi3.ParameterInQuery:
 			query = append(query, enc.Query...)
 		case openapi3.ParameterInHeader:
@@ -149,6 +149,12 @@ func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipelin
 	if dec, err := url.PathUnescape(u.RawPath); err == nil {
 		u.Path = dec
 	}
+	if tq != "" {
+		if err := o.refuseTemplate(tq); err != nil {
+			return nil, err
+		}
+		query = append([]string{tq}, query...)
+	}
 	u.RawQuery = strings.Join(query, "&")
 	u.Fragment = ""
 
@@ -156,14 +162,14 @@ func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipelin
 	contentType := ""
 	if o.Body != nil {
 		if v, ok := args[bodyProperty]; ok {
-			if err := o.protected.refuseFields(v); err != nil {
-				return nil, err
-			}
-			b, ct, err := encodeBody(o.Body.MediaType, v)
+			enc, err := o.Body.encode(v)
 			if err != nil {
 				return nil, fmt.Errorf("input %q: %v", bodyProperty, err)
 			}
-			body, contentType = bytes.NewReader(b), ct
+			if err := o.protected.refuseBody(o.Body.Kind, v, enc); err != nil {
+				return nil, err
+			}
+			body, contentType = bytes.NewReader(enc.data), enc.contentType
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, o.Method, u.String(), body)
@@ -181,89 +187,4 @@ func (o *Operation) newRequest(ctx context.Context, base *url.URL, call *pipelin
 	}
 	req.Header.Set("Accept", "application/json, */*;q=0.8")
 	return req, nil
-}
-
-// encodeBody writes a request body in the operation's media type.
-func encodeBody(mediaType string, v any) ([]byte, string, error) {
-	switch {
-	case isJSON(mediaType):
-		b, err := json.Marshal(v)
-		return b, mediaType, err
-	case mediaType == "application/x-www-form-urlencoded":
-		fields, err := formFields(v)
-		if err != nil {
-			return nil, "", err
-		}
-		vals := url.Values{}
-		for _, f := range fields {
-			vals.Add(f[0], f[1])
-		}
-		return []byte(vals.Encode()), mediaType, nil
-	case mediaType == "multipart/form-data":
-		fields, err := formFields(v)
-		if err != nil {
-			return nil, "", err
-		}
-		var buf bytes.Buffer
-		w := multipart.NewWriter(&buf)
-		for _, f := range fields {
-			if err := w.WriteField(f[0], f[1]); err != nil {
-				return nil, "", err
-			}
-		}
-		if err := w.Close(); err != nil {
-			return nil, "", err
-		}
-		return buf.Bytes(), w.FormDataContentType(), nil
-	default: // text/*, application/octet-stream: the value as text
-		s, ok := v.(string)
-		if !ok {
-			return nil, "", fmt.Errorf("a %s body must be a string", mediaType)
-		}
-		return []byte(s), mediaType, nil
-	}
-}
-
-// formFields flattens an object into form fields in key order: scalars as
-// text, arrays as one field per element, nested objects as JSON (the
-// specification's default encoding for them).
-func formFields(v any) ([][2]string, error) {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, errors.New("a form body must be an object")
-	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var out [][2]string
-	for _, k := range keys {
-		vals := []any{obj[k]}
-		if list, ok := obj[k].([]any); ok {
-			vals = list
-		}
-		for _, e := range vals {
-			s, err := formText(e)
-			if err != nil {
-				return nil, fmt.Errorf("field %q: %v", k, err)
-			}
-			out = append(out, [2]string{k, s})
-		}
-	}
-	return out, nil
-}
-
-func formText(v any) (string, error) {
-	switch v := v.(type) {
-	case string:
-		return v, nil
-	case nil:
-		return "", nil
-	case map[string]any, []any:
-		b, err := json.Marshal(v)
-		return string(b), err
-	}
-	b, err := json.Marshal(v)
-	return string(b), err
 }

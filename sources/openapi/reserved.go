@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/edgemcp/edgemcp/sources/upstream"
 )
 
@@ -79,47 +81,128 @@ func (n protectedNames) refuse(p *parameter, enc encoded) error {
 	}
 	switch p.In {
 	case "query":
-		return n.refusePairs(p, "query", slices.Values(enc.Query))
+		return n.refusePairs(p.Property, "query", slices.Values(enc.Query))
 	case "cookie":
-		return n.refusePairs(p, "cookie", slices.Values(enc.Cookie))
+		return n.refusePairs(p.Property, "cookie", slices.Values(enc.Cookie))
 	case "header":
 		if err := n.refuseName(p.Property, "header", p.Name, false); err != nil {
 			return err
 		}
 		if strings.EqualFold(p.Name, "Cookie") {
-			return n.refusePairs(p, "cookie", strings.SplitSeq(enc.Header, ";"))
+			return n.refusePairs(p.Property, "cookie", strings.SplitSeq(enc.Header, ";"))
 		}
 	case "path":
 		if _, matrix, ok := strings.Cut(enc.Path, ";"); ok {
-			return n.refusePairs(p, "path", strings.SplitSeq(matrix, ";"))
+			return n.refusePairs(p.Property, "path", strings.SplitSeq(matrix, ";"))
 		}
 	}
 	return nil
 }
 
 // refusePairs checks the names of "name=value" pairs, percent-encoded.
-func (n protectedNames) refusePairs(p *parameter, in string, pairs iter.Seq[string]) error {
+func (n protectedNames) refusePairs(property, in string, pairs iter.Seq[string]) error {
 	for pair := range pairs {
 		name, _, _ := strings.Cut(pair, "=")
-		if err := n.refuseName(p.Property, in, name, true); err != nil {
+		if err := n.refuseName(property, in, name, true); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// refuseFields checks the field names of a request body: the keys of an
-// object, which become form fields, multipart parts or the JSON object's
-// members, and which frameworks that merge the body with the query
-// (PHP's $_REQUEST, Rails' params, Laravel's input) read as parameters.
-func (n protectedNames) refuseFields(body any) error {
-	obj, ok := body.(map[string]any)
-	if !ok || len(n) == 0 {
+// refuseBody checks the field names a request body puts on the wire,
+// which frameworks that merge the body with the query (PHP's $_REQUEST,
+// Rails' params, Laravel's input) read as parameters: a JSON object's
+// members (the keys of v), a form's fields and a multipart body's parts
+// as encoded (enc: a styled property's object makes its keys names of
+// their own, as an exploded query object does). A text or binary body
+// has no names.
+func (n protectedNames) refuseBody(kind bodyKind, v any, enc encodedBody) error {
+	if len(n) == 0 {
 		return nil
 	}
-	for k := range obj {
-		if err := n.refuseName(bodyProperty, "body field", k, false); err != nil {
-			return err
+	switch kind {
+	case bodyJSON:
+		if obj, ok := v.(map[string]any); ok {
+			for k := range obj {
+				if err := n.refuseName(bodyProperty, "body field", k, false); err != nil {
+					return err
+				}
+			}
+		}
+	case bodyForm:
+		return n.refusePairs(bodyProperty, "form field", slices.Values(enc.pairs))
+	case bodyMultipart:
+		for _, name := range enc.parts {
+			if err := n.refuseName(bodyProperty, "multipart part", name, false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkTemplate checks the names of a path template's own query
+// (Operation.query, "?a=1&b={b}") when the document is read. A literal
+// name the gateway sets would go upstream next to the gateway's, from the
+// document; but "name={name}" whose variable the `set` of that name fixes
+// is the operator's own. A name a variable fills in ("{k}=1") is checked
+// at each call (refuseTemplate), which reads the query pair for pair: a
+// variable that spans pairs ("{a&b}") is refused here.
+func (n protectedNames) checkTemplate(query string) error {
+	if len(n) == 0 || query == "" {
+		return nil
+	}
+	for pair := range strings.SplitSeq(query, "&") {
+		if strings.Count(pair, "{") != strings.Count(pair, "}") {
+			return fmt.Errorf("its path template's query pair %q splits a variable", pair)
+		}
+		name, value, _ := strings.Cut(pair, "=")
+		if strings.Contains(name, "{") {
+			continue
+		}
+		p, ok := n[string(canonicalName(nil, name, true))]
+		if !ok {
+			continue
+		}
+		if p.fixed != nil && strings.HasPrefix(value, "{") && strings.HasSuffix(value, "}") {
+			if f, ok := n.lookup(value[1 : len(value)-1]); ok && f.fixed == p.fixed {
+				continue
+			}
+		}
+		return fmt.Errorf("its path template sends the query name %q, which %s sets", name, p.owner)
+	}
+	return nil
+}
+
+// refuseTemplate checks the names a caller's path arguments fill into the
+// template's own query ("?{sel}", "?{kind}_id=1"); sent is that query as
+// the call made it. A path value holds no '&' (escapePath) and no
+// variable spans pairs (checkTemplate), so sent's pairs are o.query's,
+// one for one.
+func (o *Operation) refuseTemplate(sent string) error {
+	if len(o.protected) == 0 {
+		return nil
+	}
+	tmpl := o.query
+	for tmpl != "" {
+		var pair, made string
+		pair, tmpl, _ = strings.Cut(tmpl, "&")
+		made, sent, _ = strings.Cut(sent, "&")
+		name, _, _ := strings.Cut(pair, "=")
+		if !strings.Contains(name, "{") {
+			continue
+		}
+		for _, v := range pathParams(name) {
+			i := slices.IndexFunc(o.Params, func(p *parameter) bool { return p.In == openapi3.ParameterInPath && p.Name == v && p.Fixed == nil })
+			if i < 0 {
+				continue
+			}
+			madeName, _, _ := strings.Cut(made, "=")
+			if err := o.protected.refuseName(o.Params[i].Property, "query", madeName, true); err != nil {
+				return err
+			}
+			break
 		}
 	}
 	return nil
@@ -207,7 +290,9 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
 }
 
-func isHex(c byte) bool {
+// isHex reports whether c is a hexadecimal digit (of a percent escape, a
+// pattern's \x41 or \u0041).
+func isHex[C byte | rune](c C) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 

@@ -1,11 +1,13 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,18 +21,21 @@ import (
 
 // FuzzArgumentNames: whatever key or text a caller puts in an argument,
 // in whichever location and style (an exploded query or cookie object, a
-// deepObject, a matrix path object, a raw Cookie header, a JSON or form
-// body), the request the serializer builds carries the gateway's names
+// deepObject, a matrix path object, a raw Cookie header, a path object
+// filling the template's own query, a JSON body, a form body and its
+// field styled as an exploded object, multipart text, array and JSON
+// object parts), the request the serializer builds carries the gateway's names
 // (`set` parameters, credentials) exactly as a call without arguments
 // does, with the gateway's values: read the way upstreams read requests
 // (Go's query and form parsers, cookie names trimmed, bracket keys by
-// their base, names compared without case and with '-', '.', ' ' as '_').
+// their base, names compared without case and with '-', '.', ' ' as '_';
+// multipart part names as Go's multipart reader reads them).
 // A call may instead be refused; it may never add or change one.
 func FuzzArgumentNames(f *testing.F) {
 	for _, key := range []string{"tenant", "TENANT", "Tenant", " tenant", "tenant\t", "tenant[x]", "tenant.", "x-tenant-id",
 		"X_TENANT_ID", "x.tenant.id", "api_key", "API-KEY", "Api.Key", "session", "SESSION ", "authorization", "x-api-key",
 		"tenant%5Bx%5D", "t\u0130nant", "color", "a=b", "a;tenant", "tenant=x; session", "\u212Aey"} {
-		for where := range uint8(8) {
+		for where := range uint8(13) {
 			f.Add(key, "other", where)
 		}
 	}
@@ -49,7 +54,7 @@ func FuzzArgumentNames(f *testing.F) {
 		upstream.APIKey{In: "header", Name: "X-Api-Key", Value: "gateway-hk"},
 		upstream.Bearer{Token: "gateway-token"},
 	}
-	list, err := Tools(doc, Config{BaseURL: "http://127.0.0.1:1", Credentials: creds,
+	list, _, err := Tools(doc, Config{BaseURL: "http://127.0.0.1:1", Credentials: creds,
 		Set: map[string]string{"tenant": "acme", "X-Tenant-Id": "acme"}})
 	if err != nil {
 		f.Fatal(err)
@@ -63,7 +68,7 @@ func FuzzArgumentNames(f *testing.F) {
 	f.Fuzz(func(t *testing.T, key, value string, where uint8) {
 		tool, args := "listOrders", map[string]any{}
 		obj := map[string]any{key: value}
-		switch where % 8 {
+		switch where % 13 {
 		case 0:
 			args["filter"] = obj
 		case 1:
@@ -78,8 +83,18 @@ func FuzzArgumentNames(f *testing.F) {
 			tool, args["body"] = "createOrder", obj
 		case 6:
 			tool, args["body"] = "submitForm", obj
-		default:
+		case 7:
 			tool, args["body"] = "createOrder", map[string]any{"nested": obj}
+		case 8:
+			tool, args["body"] = "submitForm", map[string]any{"filter": obj}
+		case 9:
+			tool, args["body"] = "upload", obj
+		case 10:
+			tool, args["body"] = "upload", map[string]any{key: []any{value, value}}
+		case 11:
+			tool, args["body"] = "upload", map[string]any{"meta": obj, "tags": []any{key}}
+		default:
+			tool, args["sel"] = "find", obj
 		}
 		x := tools[tool]
 		got, err := wireNames(x, args, protected)
@@ -150,7 +165,7 @@ func wireNames(x *Executor, args map[string]any, protected []string) ([]string, 
 	}
 	if req.Body != nil {
 		b, _ := io.ReadAll(req.Body)
-		mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
+		mt, params, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
 		switch mt {
 		case "application/x-www-form-urlencoded":
 			form, err := url.ParseQuery(string(b))
@@ -161,6 +176,19 @@ func wireNames(x *Executor, args map[string]any, protected []string) ([]string, 
 				for _, v := range vs {
 					note("body", name, v)
 				}
+			}
+		case "multipart/form-data":
+			mr := multipart.NewReader(bytes.NewReader(b), params["boundary"])
+			for {
+				part, err := mr.NextPart()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					return nil, fmt.Errorf("the multipart body does not parse: %v", err)
+				}
+				v, _ := io.ReadAll(part)
+				note("body", part.FormName(), string(v))
 			}
 		case "application/json":
 			var obj map[string]json.RawMessage

@@ -9,6 +9,12 @@ import (
 // any value, so a recursive or very deep document cannot blow up tools/list.
 const maxSchemaDepth = 16
 
+// maxSchemaNodes bounds how many schema objects one published schema
+// holds. $refs are resolved inline, and a document whose schemas refer to
+// each other without cycles still multiplies: one of DocuSign's request
+// bodies became 94 MB. Past the bound, schemas are cut as past the depth.
+const maxSchemaNodes = 1000
+
 // schemaUse says which side of the exchange a schema describes: readOnly
 // properties are only ever sent by the server, writeOnly ones only by the
 // client, so each side leaves the other's out.
@@ -21,14 +27,18 @@ const (
 
 // jsonSchema converts an OpenAPI schema (3.0 or 3.1) to a JSON Schema
 // (draft 2020-12) object for tools/list, with every $ref resolved inline.
-func jsonSchema(ref *openapi3.SchemaRef, use schemaUse) map[string]any {
-	c := schemaConverter{use: use, onPath: map[*openapi3.Schema]bool{}}
+// Patterns are written as clients compile them (ecmaPattern); one that has
+// no such form is left out and added to dropped.
+func jsonSchema(ref *openapi3.SchemaRef, use schemaUse, dropped *[]string) map[string]any {
+	c := schemaConverter{use: use, onPath: map[*openapi3.Schema]bool{}, dropped: dropped, budget: maxSchemaNodes}
 	return c.convert(ref, 0)
 }
 
 type schemaConverter struct {
-	use    schemaUse
-	onPath map[*openapi3.Schema]bool // the schemas being converted, outermost first
+	use     schemaUse
+	onPath  map[*openapi3.Schema]bool // the schemas being converted, outermost first
+	dropped *[]string                 // patterns left out
+	budget  int                       // schema objects still to convert (maxSchemaNodes)
 }
 
 func (c *schemaConverter) convert(ref *openapi3.SchemaRef, depth int) map[string]any {
@@ -36,14 +46,15 @@ func (c *schemaConverter) convert(ref *openapi3.SchemaRef, depth int) map[string
 		return map[string]any{}
 	}
 	s := ref.Value
-	if c.onPath[s] || depth >= maxSchemaDepth {
+	if c.onPath[s] || depth >= maxSchemaDepth || c.budget <= 0 {
 		out := map[string]any{}
 		if s.Description != "" {
 			out["description"] = s.Description
 		}
-		out["$comment"] = "cut: the schema contains itself or nests too deep; any value is accepted here and checked upstream"
+		out["$comment"] = "cut: the schema contains itself, nests too deep or is too large; any value is accepted here and checked upstream"
 		return out
 	}
+	c.budget--
 	c.onPath[s] = true
 	defer delete(c.onPath, s)
 
@@ -95,7 +106,13 @@ func (c *schemaConverter) convert(ref *openapi3.SchemaRef, depth int) map[string
 	}
 	set("minLength", s.MinLength, s.MinLength > 0)
 	setPtr(out, "maxLength", s.MaxLength)
-	set("pattern", s.Pattern, s.Pattern != "")
+	if s.Pattern != "" {
+		if p, ok := ecmaPattern(s.Pattern); ok {
+			out["pattern"] = p
+		} else if c.dropped != nil {
+			*c.dropped = append(*c.dropped, s.Pattern)
+		}
+	}
 	set("minItems", s.MinItems, s.MinItems > 0)
 	setPtr(out, "maxItems", s.MaxItems)
 	set("uniqueItems", true, s.UniqueItems)

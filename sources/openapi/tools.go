@@ -1,12 +1,16 @@
 package openapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/sources/upstream"
@@ -37,14 +41,30 @@ type Config struct {
 	// Set fixes parameters by name (`set <param> <value>`): a literal, or
 	// {{ auth.subject }} / {{ auth.claims.NAME }} of the verified caller.
 	Set map[string]string
+	// OutputSchemaStrict publishes each operation's response schema as the
+	// tool's outputSchema, and turns an answer outside it into an isError
+	// result (clients such as the TypeScript SDK refuse such an answer).
+	// Off, no outputSchema is published and every answer passes.
+	OutputSchemaStrict bool
+}
+
+// Report says what Tools left out to serve the rest.
+type Report struct {
+	// Skipped are the operations left out, with why.
+	Skipped []Skipped
+	// Patterns are the schema patterns left out of the published schemas,
+	// each once: they have no form that clients compile (ecmaPattern).
+	Patterns []string
 }
 
 // Tools returns one tool per operation of doc that cfg selects, each with
-// its executor, annotations, input and output schemas and aliases.
-func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
+// its executor, annotations, input and output schemas and aliases, and
+// what it left out.
+func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, Report, error) {
+	var report Report
 	base, err := baseURL(doc, cfg.BaseURL)
 	if err != nil {
-		return nil, err
+		return nil, report, err
 	}
 	for _, c := range cfg.Credentials {
 		cfg.Reserved.Add(c.Reserves())
@@ -54,15 +74,16 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 		for name, text := range cfg.Set {
 			f, err := upstream.ParseFixed(text)
 			if err != nil {
-				return nil, fmt.Errorf("set %s: %v", name, err)
+				return nil, report, fmt.Errorf("set %s: %v", name, err)
 			}
 			cfg.Fixed[name] = f
 		}
 	}
-	ops, err := Operations(doc, cfg.Options)
+	ops, skipped, err := Operations(doc, cfg.Options)
 	if err != nil {
-		return nil, err
+		return nil, report, err
 	}
+	report.Skipped = skipped
 	perCaller := false
 	for _, c := range cfg.Credentials {
 		if _, ok := c.(upstream.CallerDependent); ok {
@@ -83,15 +104,21 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 	}
 	for name := range cfg.Set {
 		if !used[string(canonicalName(nil, name, false))] {
-			return nil, fmt.Errorf("set %s: no selected operation has a parameter of that name", name)
+			return nil, report, fmt.Errorf("set %s: no selected operation has a parameter of that name", name)
 		}
 	}
+	var dropped []string
 	tools := make([]*pipeline.Tool, 0, len(ops))
 	for _, o := range ops {
-		in, err := json.Marshal(o.InputSchema())
+		in, err := json.Marshal(o.inputSchema(&dropped))
 		if err != nil {
-			return nil, fmt.Errorf("%s: input schema: %v", o.Origin(), err)
+			return nil, report, fmt.Errorf("%s: input schema: %v", o.Origin(), err)
 		}
+		x := &Executor{Op: o, Base: base, Client: client, Credentials: cfg.Credentials,
+			Retry: cfg.Retry, Breaker: cfg.Breaker, MaxResponseSize: cfg.MaxResponseSize, Timeout: cfg.Timeout,
+			RespectCacheControl: cfg.CacheRespect,
+			needsIdentity:       perCaller || len(o.FromIdentity()) > 0,
+			keyPrefix:           base.String() + "\x00" + o.Method + " " + o.Path + "\x00"}
 		t := &pipeline.Tool{
 			Name:         o.Tool,
 			Original:     o.ID,
@@ -101,24 +128,25 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 			Annotations:  o.Annotations(),
 			Aliases:      o.Aliases,
 			FromIdentity: o.FromIdentity(),
-			Executor: &Executor{Op: o, Base: base, Client: client, Credentials: cfg.Credentials,
-				Retry: cfg.Retry, Breaker: cfg.Breaker, MaxResponseSize: cfg.MaxResponseSize, Timeout: cfg.Timeout,
-				RespectCacheControl: cfg.CacheRespect,
-				needsIdentity:       perCaller || len(o.FromIdentity()) > 0,
-				keyPrefix:           base.String() + "\x00" + o.Method + " " + o.Path + "\x00"},
+			Executor:     x,
 		}
 		forced := len(cfg.CacheOperations) > 0 && (Options{Include: cfg.CacheOperations}).selects(o.Method, o.Path, o.Op)
 		if cfg.CacheTTL > 0 && (o.Method == http.MethodGet || o.Method == http.MethodHead || forced) {
 			t.Cache = &pipeline.CachePolicy{TTL: cfg.CacheTTL, Shared: !perCaller && len(t.FromIdentity) == 0}
 		}
-		if out := o.OutputSchema(); out != nil {
-			if t.OutputSchema, err = json.Marshal(out); err != nil {
-				return nil, fmt.Errorf("%s: output schema: %v", o.Origin(), err)
+		if cfg.OutputSchemaStrict {
+			if out := o.outputSchema(&dropped); out != nil {
+				if t.OutputSchema, err = json.Marshal(out); err != nil {
+					return nil, report, fmt.Errorf("%s: output schema: %v", o.Origin(), err)
+				}
+				x.output = o.outputRef()
 			}
 		}
 		tools = append(tools, t)
 	}
-	return tools, nil
+	slices.Sort(dropped)
+	report.Patterns = slices.Compact(dropped)
+	return tools, report, nil
 }
 
 // baseURL is the configured base URL, else the document's first server
@@ -127,15 +155,9 @@ func Tools(doc *Document, cfg Config) ([]*pipeline.Tool, error) {
 func baseURL(doc *Document, configured string) (*url.URL, error) {
 	raw := configured
 	if raw == "" {
-		if len(doc.Servers) == 0 || doc.Servers[0] == nil {
+		var ok bool
+		if raw, ok = firstServer(doc.Servers); !ok {
 			return nil, fmt.Errorf("%s names no server: set base_url", doc.Location)
-		}
-		s := doc.Servers[0]
-		raw = s.URL
-		for name, v := range s.Variables {
-			if v != nil {
-				raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
-			}
 		}
 	}
 	u, err := url.Parse(raw)
@@ -157,4 +179,61 @@ func baseURL(doc *Document, configured string) (*url.URL, error) {
 	}
 	u.RawQuery, u.Fragment = "", ""
 	return u, nil
+}
+
+// firstServer is the URL of a document's first server, its variables at
+// their defaults; false when there is none.
+func firstServer(servers openapi3.Servers) (string, bool) {
+	if len(servers) == 0 || servers[0] == nil {
+		return "", false
+	}
+	raw := servers[0].URL
+	for name, v := range servers[0].Variables {
+		if v != nil {
+			raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
+		}
+	}
+	return raw, true
+}
+
+// fileServer reads the document at location, when it is a file that can
+// be read, just far enough to tell whether its first server is missing or
+// relative (Swagger 2.0: no host), and describes it. Anything else (a URL,
+// a missing file, a document that does not parse) is left to Provision.
+func fileServer(location string, maxSize int64) (server string, relative bool) {
+	if u, err := url.Parse(location); err == nil && (u.Scheme == "http" || u.Scheme == "https") || location == "" {
+		return "", false
+	}
+	opt := LoadOptions{MaxSize: maxSize}
+	opt.defaults()
+	data, _, err := read(context.Background(), location, opt)
+	if err != nil {
+		return "", false
+	}
+	asJSON, err := toJSON(data)
+	if err != nil {
+		return "", false
+	}
+	var probe struct {
+		Swagger string           `json:"swagger"`
+		Host    string           `json:"host"`
+		Servers openapi3.Servers `json:"servers"`
+	}
+	if json.Unmarshal(asJSON, &probe) != nil {
+		return "", false
+	}
+	if strings.HasPrefix(probe.Swagger, "2.") {
+		if probe.Host != "" {
+			return "", false
+		}
+		return "the Swagger 2.0 document names no host", true
+	}
+	raw, ok := firstServer(probe.Servers)
+	if !ok {
+		return "the document names no server", true
+	}
+	if u, err := url.Parse(raw); err == nil && !u.IsAbs() {
+		return fmt.Sprintf("the server URL %q is relative", raw), true
+	}
+	return "", false
 }

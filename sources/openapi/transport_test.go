@@ -47,7 +47,7 @@ func TestConcurrentCallsReuseConnections(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 	doc := load(t, "testdata/petstore.yaml")
-	tools, err := Tools(doc, Config{BaseURL: srv.URL + "/v1"})
+	tools, _, err := Tools(doc, Config{BaseURL: srv.URL + "/v1"})
 	if err != nil {
 		t.Fatal(err)
 	}
