@@ -140,7 +140,7 @@ func (s *Source) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("graphql %s: %v", endpoint, err)
 	}
 	s.log.Warn("graphql endpoint did not answer introspection: only the raw query tool is served, and answers once introspection succeeds in the background (set required to fail the load instead)",
-		zap.String("endpoint", endpoint), zap.Error(err))
+		zap.String("endpoint", upstream.ShownURL(endpoint)), zap.Error(upstream.WithoutQuery(err)))
 	s.later = newPending(err)
 	// ctx ends when this config is unloaded, and the retries with it.
 	go s.later.run(ctx, in, cmp.Or(s.retryFirst, retryFirst), s.log)
@@ -212,7 +212,7 @@ func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 		return nil, fmt.Errorf("graphql %s: %v", s.endpoint, err)
 	}
 	if s.log != nil {
-		s.log.Debug("graphql source loaded", zap.String("endpoint", s.endpoint), zap.Int("tools", len(tools)))
+		s.log.Debug("graphql source loaded", zap.String("endpoint", upstream.ShownURL(s.endpoint)), zap.Int("tools", len(tools)))
 	}
 	return tools, nil
 }

@@ -61,13 +61,13 @@ func (p *pending) run(ctx context.Context, in Introspector, first time.Duration,
 		if err == nil {
 			close(p.ready)
 			log.Info("graphql schema loaded by introspection: its field tools are served from now on",
-				zap.String("endpoint", in.Endpoint))
+				zap.String("endpoint", upstream.ShownURL(in.Endpoint)))
 			if f := p.changed.Load(); f != nil {
 				(*f)() // the gateway asks for the tools again (pipeline.ChangeNotifier)
 			}
 			return
 		}
-		log.Debug("graphql introspection failed again", zap.String("endpoint", in.Endpoint), zap.Error(err))
+		log.Debug("graphql introspection failed again", zap.String("endpoint", upstream.ShownURL(in.Endpoint)), zap.Error(upstream.WithoutQuery(err)))
 		wait = min(wait*2, retryMax)
 	}
 }

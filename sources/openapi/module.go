@@ -175,7 +175,7 @@ func (s *Source) refreshLoop(ctx context.Context, spec string, opts LoadOptions,
 		doc, err := Load(ctx, spec, opts)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.log.Warn("openapi source: refresh failed; the previous document stays", zap.String("spec", spec), zap.Error(err))
+				s.log.Warn("openapi source: refresh failed; the previous document stays", zap.String("spec", upstream.ShownURL(spec)), zap.Error(upstream.WithoutQuery(err)))
 			}
 			continue
 		}
@@ -183,7 +183,7 @@ func (s *Source) refreshLoop(ctx context.Context, spec string, opts LoadOptions,
 			continue
 		}
 		s.live.doc.Store(doc)
-		s.log.Info("openapi source: the document changed", zap.String("spec", spec))
+		s.log.Info("openapi source: the document changed", zap.String("spec", upstream.ShownURL(spec)))
 		if f := s.live.changed.Load(); f != nil {
 			(*f)()
 		}
@@ -218,7 +218,7 @@ func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 		logReport(s.log, doc, report)
 	}
 	if s.log != nil {
-		s.log.Debug("openapi source tools", zap.String("spec", doc.Location), zap.Int("tools", len(tools)), zap.Bool("converted_from_swagger2", doc.Converted))
+		s.log.Debug("openapi source tools", zap.String("spec", upstream.ShownURL(doc.Location)), zap.Int("tools", len(tools)), zap.Bool("converted_from_swagger2", doc.Converted))
 	}
 	return tools, nil
 }
@@ -229,16 +229,16 @@ func (s *Source) Tools(namespace string) ([]*pipeline.Tool, error) {
 // the published schemas (a line each, with counts and the first few).
 func logReport(log *zap.Logger, doc *Document, report Report) {
 	for _, sk := range report.Skipped {
-		log.Warn("openapi source: operation left out", zap.String("spec", doc.Location),
+		log.Warn("openapi source: operation left out", zap.String("spec", upstream.ShownURL(doc.Location)),
 			zap.String("operation", sk.Operation), zap.String("reason", sk.Reason))
 	}
 	if n := len(doc.Findings); n > 0 {
 		log.Warn("openapi source: validation findings that change no call; the operations are served",
-			zap.String("spec", doc.Location), zap.Int("findings", n), zap.Strings("first", doc.Findings[:min(n, 5)]))
+			zap.String("spec", upstream.ShownURL(doc.Location)), zap.Int("findings", n), zap.Strings("first", doc.Findings[:min(n, 5)]))
 	}
 	if n := len(report.Patterns); n > 0 {
 		log.Warn("openapi source: patterns left out of the published schemas (clients compile patterns as ECMAScript with the u flag; these have no such form)",
-			zap.String("spec", doc.Location), zap.Int("patterns", n), zap.Strings("first", report.Patterns[:min(n, 5)]))
+			zap.String("spec", upstream.ShownURL(doc.Location)), zap.Int("patterns", n), zap.Strings("first", report.Patterns[:min(n, 5)]))
 	}
 }
 

@@ -33,3 +33,26 @@ func TestSourceLogsWhatItLeavesOut(t *testing.T) {
 		t.Errorf("%d lines for the findings, want 1", n)
 	}
 }
+
+// A document's URL may carry a token in its query; the source's log lines
+// name the document without it (docs/security.md, Credentials and fixed
+// values on HTTP sources).
+func TestSourceLogsNameTheDocumentWithoutItsQuery(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	s := &Source{log: zap.New(core), live: new(liveDoc)}
+	doc := load(t, "testdata/bodies.yaml")
+	doc.Location = "https://user:pw-secret@specs.example.com/bodies.yaml?token=tok-secret#frag"
+	s.live.doc.Store(doc)
+	if _, err := s.Tools("b"); err != nil {
+		t.Fatal(err)
+	}
+	if logs.Len() == 0 {
+		t.Fatal("no log lines")
+	}
+	for _, e := range logs.All() {
+		spec, _ := e.ContextMap()["spec"].(string)
+		if spec != "https://specs.example.com/bodies.yaml?…" {
+			t.Errorf("%q names the document as %q", e.Message, spec)
+		}
+	}
+}

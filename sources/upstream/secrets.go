@@ -90,6 +90,30 @@ func longest(secrets []string) int {
 	return n
 }
 
+// ShownURL is a document's or an endpoint's location as logs may show it:
+// a URL without its user info, query and fragment (where a token or a key
+// may be: `source x openapi https://host/spec.json?token=...`), a file path
+// as it is.
+func ShownURL(location string) string {
+	u, err := url.Parse(location)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return location
+	}
+	if u.User == nil && u.RawQuery == "" && !u.ForceQuery && u.Fragment == "" {
+		return location
+	}
+	query := u.RawQuery != "" || u.ForceQuery
+	u.RawQuery, u.ForceQuery, u.User, u.Fragment, u.RawFragment = "", false, nil, "", ""
+	if query {
+		return u.String() + "?…"
+	}
+	return u.String()
+}
+
+// WithoutQuery is withoutQuery for a source's own log lines (a refresh
+// that failed to fetch its document).
+func WithoutQuery(err error) error { return withoutQuery(err) }
+
 // withoutQuery takes the query (and user info) out of the URL that a
 // transport error (*url.Error) names: an api_key query credential is in
 // it, and the error's text reaches the debug log as the call's cause.

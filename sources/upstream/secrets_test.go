@@ -59,3 +59,19 @@ func TestSecretsOfARequest(t *testing.T) {
 		t.Errorf("the caller's query value is among the secrets: %s", got)
 	}
 }
+
+func TestShownURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://api.example.com/spec.json":                  "https://api.example.com/spec.json",
+		"https://api.example.com/spec.json?token=t":          "https://api.example.com/spec.json?…",
+		"https://u:p@api.example.com/graphql":                "https://api.example.com/graphql",
+		"https://api.example.com/spec.json?#f":               "https://api.example.com/spec.json?…",
+		"./specs/github.yaml":                                "./specs/github.yaml",
+		"/srv/specs/a b.yaml":                                "/srv/specs/a b.yaml",
+		"http://[::1]:8080/openapi.json?api_key=k&other=1#x": "http://[::1]:8080/openapi.json?…",
+	} {
+		if got := ShownURL(in); got != want {
+			t.Errorf("ShownURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
