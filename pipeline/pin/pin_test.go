@@ -225,3 +225,25 @@ func names(tools []*pipeline.Tool) []string {
 	}
 	return out
 }
+
+// TestConfigLoad: a source's pins come from its file; a missing file says
+// how to write one.
+func TestConfigLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pins.json")
+	if _, err := (Config{File: path}).Load("calc"); err == nil || !strings.Contains(err.Error(), "write it with caddy mcp pin") {
+		t.Errorf("missing file: %v", err)
+	}
+	pins, _ := Of([]*pipeline.Tool{listed("add", `{"name":"add","inputSchema":{"type":"object"}}`)})
+	f := &File{}
+	f.SetSource("calc", pins)
+	if err := f.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := (Config{File: path}).Load("calc")
+	if err != nil || len(got) != 1 {
+		t.Errorf("%v %v", got, err)
+	}
+	if other, err := (Config{File: path}).Load("other"); err != nil || other != nil {
+		t.Errorf("a source the file does not name: %v %v", other, err)
+	}
+}
