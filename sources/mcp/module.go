@@ -324,7 +324,7 @@ func (s *Source) settings(repl *caddy.Replacer) (*settings, error) {
 		for _, c := range built.Credentials {
 			if _, ok := c.(upstream.CallerDependent); ok && !set.perCaller {
 				built.Close()
-				return nil, fmt.Errorf("mcp %s: credentials passthrough and per_caller take the caller's secret: add `session per_caller` (one upstream session per caller)", set.url)
+				return nil, fmt.Errorf("mcp %s: credentials passthrough, per_caller and token_exchange take the caller's secret: add `session per_caller` (one upstream session per caller)", set.url)
 			}
 		}
 		set.built = built
@@ -369,8 +369,8 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			// A credential taken from the caller needs an upstream
 			// session per caller.
 			if n := len(s.Config.Credentials); sub == "credential" && n > 0 && needsPerCaller == nil {
-				if k := s.Config.Credentials[n-1].Kind; k == "passthrough" || k == "per_caller" {
-					needsPerCaller = d.Errf("mcp source: credential %s takes the caller's secret: add `session per_caller` (one upstream session per caller; a shared session serves every caller)", k)
+				if cc := s.Config.Credentials[n-1]; cc.FromCaller() {
+					needsPerCaller = d.Errf("mcp source: credential %s takes the caller's secret: add `session per_caller` (one upstream session per caller; a shared session serves every caller)", cc.Kind)
 				}
 			}
 			continue

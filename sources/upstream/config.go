@@ -26,7 +26,7 @@ type Config struct {
 
 // CredentialConfig is one `credential <kind> ...`.
 type CredentialConfig struct {
-	Kind string `json:"kind"` // bearer, api_key, basic, oauth2, passthrough, per_caller
+	Kind string `json:"kind"` // bearer, api_key, basic, oauth2, passthrough, per_caller, token_exchange
 
 	Token        string   `json:"token,omitempty"`         // bearer
 	In           string   `json:"in,omitempty"`            // api_key: header, query or cookie
@@ -34,10 +34,19 @@ type CredentialConfig struct {
 	Value        string   `json:"value,omitempty"`         // api_key
 	User         string   `json:"user,omitempty"`          // basic
 	Password     string   `json:"password,omitempty"`      // basic
-	TokenURL     string   `json:"token_url,omitempty"`     // oauth2
-	ClientID     string   `json:"client_id,omitempty"`     // oauth2
-	ClientSecret string   `json:"client_secret,omitempty"` // oauth2
-	Scopes       []string `json:"scopes,omitempty"`        // oauth2
+	TokenURL     string   `json:"token_url,omitempty"`     // oauth2, token_exchange
+	ClientID     string   `json:"client_id,omitempty"`     // oauth2, token_exchange
+	ClientSecret string   `json:"client_secret,omitempty"` // oauth2, token_exchange
+	Scopes       []string `json:"scopes,omitempty"`        // oauth2, token_exchange
+
+	// token_exchange (RFC 8693): the upstream the exchanged token is for
+	// (Audience, Resource), how the client authenticates (ClientAuth:
+	// basic or post) and what the caller's token is (SubjectTokenType:
+	// access_token or jwt).
+	Audience         []string `json:"audience,omitempty"`
+	Resource         []string `json:"resource,omitempty"`
+	ClientAuth       string   `json:"client_auth,omitempty"`
+	SubjectTokenType string   `json:"subject_token_type,omitempty"`
 
 	// per_caller: the secret is looked up by the caller's subject (or
 	// Claim) in File or Redis, and sent As a bearer token or an api_key
@@ -47,6 +56,17 @@ type CredentialConfig struct {
 	Redis       string `json:"redis,omitempty"`
 	RedisPrefix string `json:"redis_prefix,omitempty"`
 	Claim       string `json:"claim,omitempty"`
+}
+
+// FromCaller reports whether the credential sends what the caller brings
+// (passthrough, per_caller, token_exchange): a source that keeps state
+// upstream must then keep it per caller.
+func (cc CredentialConfig) FromCaller() bool {
+	switch cc.Kind {
+	case "passthrough", "per_caller", "token_exchange":
+		return true
+	}
+	return false
 }
 
 // BreakerConfig is `circuit_breaker { failures N window D cooldown D }`.
@@ -112,6 +132,15 @@ func (c Config) Build(repl *caddy.Replacer) (Built, error) {
 			cred = NewOAuth2(x(cc.TokenURL), x(cc.ClientID), x(cc.ClientSecret), cc.Scopes, timeout)
 		case "passthrough":
 			cred = Passthrough{}
+		case "token_exchange":
+			te, err := NewTokenExchange(TokenExchangeConfig{TokenURL: x(cc.TokenURL), ClientID: x(cc.ClientID), ClientSecret: x(cc.ClientSecret),
+				ClientAuth: cc.ClientAuth, SubjectTokenType: cc.SubjectTokenType, Audience: cc.Audience, Resource: cc.Resource, Scopes: cc.Scopes,
+				Timeout: b.Timeout})
+			if err != nil {
+				b.Close()
+				return b, err
+			}
+			cred = te
 		case "per_caller":
 			p, err := buildPerCaller(cc, x, b.Timeout)
 			if err != nil {
@@ -120,7 +149,7 @@ func (c Config) Build(repl *caddy.Replacer) (Built, error) {
 			}
 			cred = p
 		default:
-			return b, fmt.Errorf("credential #%d: unknown kind %q (want bearer, api_key, basic, oauth2, passthrough or per_caller)", i+1, cc.Kind)
+			return b, fmt.Errorf("credential #%d: unknown kind %q (want %s)", i+1, cc.Kind, credentialKinds)
 		}
 		b.Credentials = append(b.Credentials, cred)
 	}
@@ -280,10 +309,13 @@ func UnmarshalSet(d *caddyfile.Dispenser, m *map[string]string) error {
 	return nil
 }
 
+// credentialKinds are the kinds a credential line may name.
+const credentialKinds = "bearer, api_key, basic, oauth2, passthrough, per_caller or token_exchange"
+
 func unmarshalCredential(d *caddyfile.Dispenser) (CredentialConfig, error) {
 	var cc CredentialConfig
 	if !d.NextArg() {
-		return cc, d.Errf("credential needs a kind: bearer, api_key, basic, oauth2, passthrough or per_caller")
+		return cc, d.Errf("credential needs a kind: %s", credentialKinds)
 	}
 	cc.Kind = d.Val()
 	args := d.RemainingArgs()
@@ -385,8 +417,12 @@ func unmarshalCredential(d *caddyfile.Dispenser) (CredentialConfig, error) {
 		if cc.TokenURL == "" || cc.ClientID == "" {
 			return cc, d.Errf("credential oauth2: token_url and client_id are required")
 		}
+	case "token_exchange":
+		if err := unmarshalTokenExchange(d, &cc, args); err != nil {
+			return cc, err
+		}
 	default:
-		return cc, d.Errf("credential: unknown kind %q (want bearer, api_key, basic, oauth2, passthrough or per_caller)", cc.Kind)
+		return cc, d.Errf("credential: unknown kind %q (want %s)", cc.Kind, credentialKinds)
 	}
 	return cc, nil
 }
@@ -401,4 +437,71 @@ func durationArg(d *caddyfile.Dispenser) (time.Duration, error) {
 		return 0, d.Errf("%s: %q is not a positive duration", d.Val(), s)
 	}
 	return dur, nil
+}
+
+// unmarshalTokenExchange reads the block of `credential token_exchange`:
+//
+//	credential token_exchange {
+//		token_url <url>
+//		client_id <id>
+//		client_secret <secret>
+//		client_auth basic|post
+//		audience <uri...>
+//		resource <uri...>
+//		scopes <scope...>
+//		subject_token_type access_token|jwt
+//	}
+func unmarshalTokenExchange(d *caddyfile.Dispenser, cc *CredentialConfig, args []string) error {
+	if len(args) != 0 {
+		return d.Errf("usage: credential token_exchange { token_url <url>; client_id <id>; client_secret <secret>; audience <uri...>; resource <uri...>; scopes <scope...>; client_auth basic|post; subject_token_type access_token|jwt }")
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch sub := d.Val(); sub {
+		case "token_url", "client_id", "client_secret", "client_auth", "subject_token_type":
+			var v string
+			if !d.AllArgs(&v) {
+				return d.Errf("credential token_exchange: %s needs one value", sub)
+			}
+			switch sub {
+			case "token_url":
+				cc.TokenURL = v
+			case "client_id":
+				cc.ClientID = v
+			case "client_secret":
+				cc.ClientSecret = v
+			case "client_auth":
+				if v != "basic" && v != "post" {
+					return d.Errf("credential token_exchange: client_auth %q: want basic or post", v)
+				}
+				cc.ClientAuth = v
+			default:
+				if v != "access_token" && v != "jwt" {
+					return d.Errf("credential token_exchange: subject_token_type %q: want access_token or jwt", v)
+				}
+				cc.SubjectTokenType = v
+			}
+		case "audience", "resource", "scopes":
+			vals := d.RemainingArgs()
+			if len(vals) == 0 {
+				return d.Errf("credential token_exchange: %s needs at least one value", sub)
+			}
+			switch sub {
+			case "audience":
+				cc.Audience = append(cc.Audience, vals...)
+			case "resource":
+				cc.Resource = append(cc.Resource, vals...)
+			default:
+				cc.Scopes = append(cc.Scopes, vals...)
+			}
+		default:
+			return d.Errf("credential token_exchange: unrecognized sub-directive %q (want token_url, client_id, client_secret, client_auth, audience, resource, scopes, subject_token_type)", sub)
+		}
+	}
+	if cc.TokenURL == "" || cc.ClientID == "" {
+		return d.Errf("credential token_exchange: token_url and client_id are required")
+	}
+	if len(cc.Audience) == 0 && len(cc.Resource) == 0 {
+		return d.Errf("credential token_exchange: name the upstream the token is for with audience or resource")
+	}
+	return nil
 }

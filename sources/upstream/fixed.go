@@ -19,7 +19,13 @@ import (
 type Fixed struct {
 	literal  string
 	identity string // "auth.subject" or "auth.claims.a.b"; "" for a literal
+	omitted  bool   // Omitted: no value is sent
 }
+
+// Omitted fixes an argument to being absent: it leaves the schema, no
+// caller can send it, and the upstream gets none (its own default applies).
+// An override's `hide <tool> <arg>` without a set line is one.
+var Omitted = Fixed{omitted: true}
 
 var identityValue = regexp.MustCompile(`^\{\{\s*(auth\.subject|auth\.claims\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)\s*\}\}$`)
 
@@ -54,6 +60,15 @@ func (f Fixed) Value(call *pipeline.Call) (any, error) {
 // FixedArgs are `set` lines over a source whose tools send their arguments
 // upstream as one object (GraphQL variables, an MCP server's arguments).
 type FixedArgs map[string]Fixed
+
+// NamesFromArguments is implemented by an executor whose arguments can put
+// names of their own on the wire (an OpenAPI operation: an exploded
+// object's keys become query parameters, a raw Cookie header its cookies).
+// FixedArgs cannot guard such a tool: a caller could send a fixed name
+// inside another argument. Its source fixes parameters itself (`set`).
+type NamesFromArguments interface {
+	ArgumentsMakeNames()
+}
 
 // ParseFixedArgs reads a source's `set` lines.
 func ParseFixedArgs(set map[string]string) (FixedArgs, error) {
@@ -152,6 +167,9 @@ func (f FixedArgs) apply(t *pipeline.Tool, everywhere bool) (*pipeline.Tool, err
 			args[k] = v
 		}
 		for _, name := range sent {
+			if values[name].omitted {
+				continue
+			}
 			v, err := values[name].Value(call)
 			if err != nil {
 				return nil, err
