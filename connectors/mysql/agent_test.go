@@ -267,3 +267,17 @@ func TestAgentCostGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentStatementTimeout: the toolset's statement_timeout ends a long
+// statement (the client's deadline, then KILL QUERY).
+func TestAgentStatementTimeout(t *testing.T) {
+	c := open(t, Config{MaxConns: 1})
+	e := conntest.AgentEngine(t, sqlagent.Config{Prefix: "db", DB: c, Dialect: sqltemplate.MySQL, StatementTimeout: 100 * time.Millisecond})
+	_, perr := conntest.CallTool(context.Background(), t, e, "db_query", `{"sql":"SELECT count(*) FROM seq_1_to_100000 a, seq_1_to_100000 b WHERE a.seq + b.seq > 0"}`)
+	if perr == nil || !strings.Contains(perr.Message, "statement timed out") {
+		t.Fatalf("a long statement: %v, want statement timed out", perr)
+	}
+	if got := conntest.MustCall(context.Background(), t, e, "db_query", `{"sql":"SELECT 1"}`); !strings.Contains(got, "[[1]]") {
+		t.Errorf("the next statement: %s", got)
+	}
+}

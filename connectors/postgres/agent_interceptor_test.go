@@ -65,3 +65,36 @@ func TestAgentInterceptor(t *testing.T) {
 		t.Errorf("a statement the interceptor keeps: %s", got)
 	}
 }
+
+// recorder is an Observer that keeps the outbound calls it sees.
+type recorder struct{ queries []pipeline.QueryInfo }
+
+func (r *recorder) Stage(ctx context.Context, _ *pipeline.Call, _ pipeline.Stage) (context.Context, func(error)) {
+	return ctx, func(error) {}
+}
+
+func (r *recorder) Query(ctx context.Context, _ *pipeline.Call, q pipeline.QueryInfo) (context.Context, func(error)) {
+	r.queries = append(r.queries, q)
+	return ctx, func(error) {}
+}
+
+// TestAgentTelemetryHoldsNoStatement: an agent's statement may hold
+// values (a literal email, a name), so the outbound call telemetry sees
+// carries a fixed text in its place.
+func TestAgentTelemetryHoldsNoStatement(t *testing.T) {
+	f := newAgentFixture(t)
+	c := open(t, postgres.Config{})
+	e := conntest.AgentEngine(t, f.config(c))
+	rec := &recorder{}
+	ctx := pipeline.WithObserver(context.Background(), rec)
+	conntest.MustCall(ctx, t, e, "db_query", `{"sql":"SELECT id FROM `+f.schema+`.items WHERE name = 'alice@example.com'"}`)
+	conntest.MustCall(ctx, t, e, "db_explain", `{"sql":"SELECT id FROM `+f.schema+`.items WHERE name = 'alice@example.com'"}`)
+	if len(rec.queries) != 2 {
+		t.Fatalf("telemetry saw %d queries, want 2", len(rec.queries))
+	}
+	for _, q := range rec.queries {
+		if strings.Contains(q.Statement, "alice") || q.System != "postgres" {
+			t.Errorf("telemetry saw %+v", q)
+		}
+	}
+}

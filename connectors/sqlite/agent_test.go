@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgemcp/edgemcp/connectors/internal/conntest"
 	"github.com/edgemcp/edgemcp/connectors/sqlite"
@@ -173,5 +174,18 @@ func TestAgentQueryAndCatalog(t *testing.T) {
 	}
 	if _, err := sqlagent.Build(sqlagent.Config{Prefix: "db", DB: c, Dialect: sqltemplate.SQLite, MaxCost: 10}); err == nil || !strings.Contains(err.Error(), "SQLite's EXPLAIN QUERY PLAN") {
 		t.Errorf("max_cost on SQLite: %v", err)
+	}
+}
+
+// TestAgentStatementTimeout: the toolset's statement_timeout interrupts
+// a long statement.
+func TestAgentStatementTimeout(t *testing.T) {
+	c := open(t, sqlite.Config{Path: newAgentDB(t)})
+	cfg := agentConfig(c)
+	cfg.StatementTimeout = 50 * time.Millisecond
+	e := conntest.AgentEngine(t, cfg)
+	_, perr := conntest.CallTool(context.Background(), t, e, "db_query", `{"sql":"WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g) SELECT count(*) FROM g"}`)
+	if perr == nil || !strings.Contains(perr.Message, "statement timed out") {
+		t.Fatalf("a long statement: %v, want statement timed out", perr)
 	}
 }
