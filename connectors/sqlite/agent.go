@@ -3,9 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/json"
-	"errors"
 	"strings"
 	"sync"
 
@@ -55,7 +53,7 @@ func (c *Connector) agentDB() (*sql.DB, error) {
 			c.agent.err = &pipeline.PublicError{Public: "sqlite: invalid database path", Cause: err}
 			return
 		}
-		db := sql.OpenDB(agentConnector{dsn: dsn})
+		db := sql.OpenDB(roConnector{dsn: dsn, drv: agentDriver})
 		n := c.db.Stats().MaxOpenConnections
 		db.SetMaxOpenConns(n)
 		db.SetMaxIdleConns(n)
@@ -73,28 +71,7 @@ func (p *agentPool) close() {
 
 // agentDriver is a private modernc driver whose connections all get
 // agentAuthorizer (unregistered, like roDriver).
-var agentDriver = func() *sqlite.Driver {
-	d := &sqlite.Driver{}
-	d.RegisterConnectionHook(func(conn sqlite.ExecQuerierContext, _ string) error {
-		r, ok := conn.(sqlite.AuthorizerRegisterer)
-		if !ok {
-			return errors.New("sqlite driver connection has no authorizer")
-		}
-		return r.RegisterAuthorizer(agentAuthorizer)
-	})
-	return d
-}()
-
-type agentConnector struct{ dsn string }
-
-func (c agentConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return agentDriver.Open(c.dsn)
-}
-
-func (c agentConnector) Driver() driver.Driver { return agentDriver }
+var agentDriver = authorizedDriver(agentAuthorizer)
 
 // agentBlocked are the functions agentAuthorizer refuses.
 var agentBlocked = func() map[string]bool {
