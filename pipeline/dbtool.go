@@ -32,15 +32,22 @@ func (d *DBExecutor) Execute(ctx context.Context, call *Call) (*Result, error) {
 	rows, err := d.Connector.Query(WithCaller(qctx, call.Identity), sql, args)
 	end(err)
 	if err != nil {
-		var pe *Error
-		if errors.As(err, &pe) && pe.Stage == StageAuth {
-			// A connector that hands the caller to the database (Postgres
-			// claims_setting, role_claim) found the identity unfit.
-			return nil, pe
-		}
-		return nil, Fail(StageExecution, err, "query failed: %s", safeMessage(err, "database error"))
+		return nil, QueryFailure(err)
 	}
 	return &Result{Value: rows}, nil
+}
+
+// QueryFailure is the stage failure of a statement a connector could not
+// run: the execution stage's, with the database's safe message, unless
+// the connector found the caller unfit (an authentication failure of a
+// connector that hands the caller to the database: Postgres
+// claims_setting, role_claim).
+func QueryFailure(err error) *Error {
+	var pe *Error
+	if errors.As(err, &pe) && pe.Stage == StageAuth {
+		return pe
+	}
+	return Fail(StageExecution, err, "query failed: %s", safeMessage(err, "database error"))
 }
 
 // TemplateIdentity is the verified caller as statement templates read it

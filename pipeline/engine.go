@@ -11,16 +11,20 @@ import (
 // through the fixed stage sequence of docs/architecture.md, Stages. It is immutable after
 // NewEngine and safe for concurrent use.
 type Engine struct {
-	tools   []*Tool
-	byName  map[string]*Tool
-	aliases map[string]*Tool
+	tools     []*Tool
+	byName    map[string]*Tool
+	aliases   map[string]*Tool
+	sequencer Sequencer // nil: no guardrails across calls
 }
 
 // NewEngine checks the tools and indexes them by name and by their
 // aliases. An alias that is a tool's name, or that two tools claim, is
 // left out: a name always means one tool.
-func NewEngine(tools []*Tool) (*Engine, error) {
+func NewEngine(tools []*Tool, opts ...EngineOption) (*Engine, error) {
 	e := &Engine{byName: make(map[string]*Tool, len(tools)), aliases: map[string]*Tool{}}
+	for _, o := range opts {
+		o(e)
+	}
 	for _, t := range tools {
 		if err := t.Check(); err != nil {
 			return nil, err
@@ -62,7 +66,8 @@ func (e *Engine) Lookup(name string) *Tool {
 }
 
 // Call runs one tools/call: resolution → auth → input transform → input
-// validation → approval → execution → output transform. The first
+// validation → guardrail → approval → execution → output transform →
+// guardrail record. The first
 // failing stage stops the call; its *Error carries the wire code and a
 // message safe to show. The response stage (encoding the result for the
 // client's protocol version) belongs to the transport.
@@ -117,6 +122,16 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 		call.Inputs = in
 	}
 
+	stage = StageGuardrail
+	if e.sequencer != nil {
+		sctx, end := observeStage(ctx, call, stage)
+		err := e.sequencer.Admit(sctx, call)
+		end(err)
+		if err != nil {
+			return nil, stageError(stage, err, "refused")
+		}
+	}
+
 	stage = StageApproval
 	if tool.Approval != nil {
 		sctx, end := observeStage(ctx, call, stage)
@@ -152,6 +167,13 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 		// Meta (a stale cache serve's notice) belongs to the call, not to
 		// the value the mapper replaced.
 		res = &Result{Value: out, Meta: res.Meta}
+	}
+
+	stage = StageGuardrail
+	if e.sequencer != nil {
+		if err := e.sequencer.Record(ctx, call); err != nil {
+			return nil, stageError(stage, err, "the call's success could not be recorded, so its result is withheld")
+		}
 	}
 	return res, nil
 }

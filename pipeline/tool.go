@@ -143,6 +143,12 @@ type RequestInfo struct {
 	TLS        *tls.ConnectionState
 	// ProtocolVersion is the MCP protocol version the client speaks.
 	ProtocolVersion string
+	// Session is the call's MCP session id, "" on a protocol without
+	// sessions (2026-07-28); Conversation is the conversation id such a
+	// client sent in the call's _meta, "" when none. Guardrails across
+	// calls (Sequencer) key their record on them.
+	Session      string
+	Conversation string
 }
 
 // Call is one tools/call as it moves through the stages.

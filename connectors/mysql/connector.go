@@ -144,8 +144,12 @@ func (c *Connector) query(ctx context.Context, sc *sql.Conn, cn *conn, query str
 	if err != nil {
 		return nil, err
 	}
-	return collect(rs, c.maxRows, c.maxSize, func() { c.abandon(cn) })
+	rows, _, err := collect(rs, c.limits(), func() { c.abandon(cn) })
+	return rows, err
 }
+
+// limits are the connector's max_rows and max_result_size.
+func (c *Connector) limits() limits { return limits{rows: c.maxRows, size: c.maxSize} }
 
 // queryReadOnly runs the statement inside START TRANSACTION READ ONLY, so
 // the server refuses any write (error 1792), wherever it hides. Round trips:
@@ -161,7 +165,7 @@ func (c *Connector) queryReadOnly(ctx context.Context, sc *sql.Conn, cn *conn, q
 		_ = tx.Rollback()
 		return nil, err
 	}
-	rows, err := collect(rs, c.maxRows, c.maxSize, func() { c.abandon(cn) })
+	rows, _, err := collect(rs, c.limits(), func() { c.abandon(cn) })
 	if err != nil {
 		_ = tx.Rollback()
 		return nil, err

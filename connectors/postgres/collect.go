@@ -18,7 +18,24 @@ type result struct {
 	rows    *pipeline.Rows
 	pending []int // column indexes
 	fields  []pgconn.FieldDescription
+	// truncated says why rows were left out of a result collected with
+	// limits.cut; "" when it is whole.
+	truncated string
 }
+
+// limits bound a result as collect reads it.
+type limits struct {
+	rows int
+	size int64
+	// cut ends a result at a limit and says so (result.truncated), for
+	// statements whose rows the server bounds already (an agent's FETCH):
+	// the rest is read and dropped. Without it a result over a limit is
+	// abandoned and fails.
+	cut bool
+}
+
+// limits are the connector's max_rows and max_result_size.
+func (c *Connector) limits() limits { return limits{rows: c.maxRows, size: c.maxSize} }
 
 // collect reads and normalizes every row, then closes rows. Decoders are
 // chosen once per column, not per value.
@@ -27,7 +44,7 @@ type result struct {
 // they came on the wire (rows.RawValues, no copy) plus
 // pipeline.ValueOverhead. A result over max_result_size, or over max_rows,
 // is abandoned (abandon) before the next row is decoded.
-func (c *Connector) collect(conn *pgx.Conn, rows pgx.Rows) (*result, error) {
+func (c *Connector) collect(conn *pgx.Conn, rows pgx.Rows, lim limits) (*result, error) {
 	defer rows.Close()
 	m := conn.TypeMap()
 	res := &result{rows: &pipeline.Rows{Values: [][]any{}}}
@@ -51,18 +68,26 @@ func (c *Connector) collect(conn *pgx.Conn, rows pgx.Rows) (*result, error) {
 		if decs == nil {
 			setup()
 		}
-		if len(res.rows.Values) == c.maxRows {
+		if len(res.rows.Values) == lim.rows {
+			if lim.cut {
+				res.truncated = fmt.Sprintf("max_rows %d", lim.rows)
+				return res, nil
+			}
 			abandon(conn)
-			return nil, pipeline.TooManyRows(c.maxRows)
+			return nil, pipeline.TooManyRows(lim.rows)
 		}
 		raw := rows.RawValues()
 		size += int64(len(raw)) * pipeline.ValueOverhead
 		for _, b := range raw {
 			size += int64(len(b))
 		}
-		if size > c.maxSize {
+		if size > lim.size {
+			if lim.cut {
+				res.truncated = "max_result_size " + pipeline.SizeText(lim.size)
+				return res, nil
+			}
 			abandon(conn)
-			return nil, pipeline.ResultTooLarge(c.maxSize)
+			return nil, pipeline.ResultTooLarge(lim.size)
 		}
 		vals := make([]any, len(raw))
 		for i, b := range raw {

@@ -63,10 +63,20 @@ func (c *Connector) Query(ctx context.Context, sql string, args []any) (*pipelin
 	return rows, nil
 }
 
-func (c *Connector) query(ctx context.Context, sql string, args, pre []any) (*pipeline.Rows, error) {
+func (c *Connector) query(ctx context.Context, sql string, args, pre []any) (rows *pipeline.Rows, err error) {
+	err = c.onConn(ctx, func(conn *pgx.Conn) error {
+		rows, err = c.attempt(ctx, conn, sql, args, pre)
+		return err
+	})
+	return rows, err
+}
+
+// onConn runs one attempt on a pooled connection; its error is marked
+// when the attempt provably never reached the server (unsent.go).
+func (c *Connector) onConn(ctx context.Context, attempt func(*pgx.Conn) error) error {
 	pc, err := c.pool.Acquire(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer pc.Release()
 	conn := pc.Conn()
@@ -74,11 +84,10 @@ func (c *Connector) query(ctx context.Context, sql string, args, pre []any) (*pi
 	if w != nil {
 		w.arm()
 	}
-	res, err := c.attempt(ctx, conn, sql, args, pre)
-	if err != nil {
-		return nil, markUnsent(err, w)
+	if err := attempt(conn); err != nil {
+		return markUnsent(err, w)
 	}
-	return res, nil
+	return nil
 }
 
 // attempt runs the statement once on conn.
@@ -110,7 +119,7 @@ func (c *Connector) attempt(ctx context.Context, conn *pgx.Conn, sql string, arg
 		if qerr != nil {
 			return nil, qerr
 		}
-		res, err = c.collect(conn, rows)
+		res, err = c.collect(conn, rows, c.limits())
 	}
 	if err != nil {
 		return nil, err

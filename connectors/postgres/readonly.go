@@ -80,7 +80,7 @@ func (c *Connector) runBatch(ctx context.Context, conn *pgx.Conn, sql string, ar
 	if err != nil {
 		return nil, err
 	}
-	if res, err = c.collect(conn, rows); err != nil {
+	if res, err = c.collect(conn, rows, c.limits()); err != nil {
 		return nil, err
 	}
 	if p.begin != "" {

@@ -22,14 +22,20 @@ type Connector struct {
 	// resetSessions closes the connection of a statement that may change
 	// its session (session.go): read-write, not in memory.
 	resetSessions bool
+	// agent is the read-only pool of agent-written statements, opened on
+	// first use (agent.go).
+	agent agentPool
 }
 
 // errStatementTimeout is the cause of a context ended by StatementTimeout,
 // telling it apart from the caller's own deadline.
 var errStatementTimeout = errors.New("statement timeout")
 
-// Close closes the pool.
-func (c *Connector) Close() { _ = c.db.Close() }
+// Close closes the pools.
+func (c *Connector) Close() {
+	_ = c.db.Close()
+	c.agent.close()
+}
 
 // DB exposes the pool for statistics (Stats).
 func (c *Connector) DB() *sql.DB { return c.db }
@@ -68,7 +74,7 @@ func (c *Connector) Query(ctx context.Context, query string, args []any) (*pipel
 	if err != nil {
 		return nil, c.publicError(ctx, qctx, err)
 	}
-	res, err := collect(rows, c.maxRows, c.maxSize)
+	res, _, err := collect(rows, limits{rows: c.maxRows, size: c.maxSize})
 	if err != nil {
 		return nil, c.publicError(ctx, qctx, err)
 	}

@@ -40,15 +40,24 @@ func kindOf(decl string) kind {
 	return kindPlain
 }
 
-// collect reads every row, normalized, and closes rows. A result of more
-// than maxRows rows, or whose values count more than maxSize bytes
-// (pipeline.ValueSize of each normalized value, counted row by row), stops
-// there: closing rows ends the statement.
-func collect(rows *sql.Rows, maxRows int, maxSize int64) (*pipeline.Rows, error) {
+// limits bound a result as collect reads it.
+type limits struct {
+	rows int
+	size int64
+	// cut ends a result at a limit and says so (an agent's answer)
+	// instead of failing.
+	cut bool
+}
+
+// collect reads every row, normalized, and closes rows; a result over
+// lim.rows rows or lim.size bytes (pipeline.ValueSize of each value)
+// fails, or with lim.cut ends there and says why ("max_rows 100").
+// Closing the rows stops the statement: SQLite computes no more.
+func collect(rows *sql.Rows, lim limits) (*pipeline.Rows, string, error) {
 	defer rows.Close()
 	cols, err := rows.ColumnTypes()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	res := &pipeline.Rows{Columns: make([]string, len(cols)), Values: [][]any{}}
 	kinds := make([]kind, len(cols))
@@ -63,12 +72,15 @@ func collect(rows *sql.Rows, maxRows int, maxSize int64) (*pipeline.Rows, error)
 	}
 	var size int64
 	for rows.Next() {
-		if len(res.Values) == maxRows {
-			return nil, pipeline.TooManyRows(maxRows)
+		if len(res.Values) == lim.rows {
+			if lim.cut {
+				return res, fmt.Sprintf("max_rows %d", lim.rows), nil
+			}
+			return nil, "", pipeline.TooManyRows(lim.rows)
 		}
 		// Scanning into *any copies []byte values out of the driver.
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		row := make([]any, len(cols))
 		for i, v := range vals {
@@ -76,12 +88,15 @@ func collect(rows *sql.Rows, maxRows int, maxSize int64) (*pipeline.Rows, error)
 			vals[i] = nil
 			size += pipeline.ValueSize(row[i])
 		}
-		if size > maxSize {
-			return nil, pipeline.ResultTooLarge(maxSize)
+		if size > lim.size {
+			if lim.cut {
+				return res, "max_result_size " + pipeline.SizeText(lim.size), nil
+			}
+			return nil, "", pipeline.ResultTooLarge(lim.size)
 		}
 		res.Values = append(res.Values, row)
 	}
-	return res, rows.Err()
+	return res, "", rows.Err()
 }
 
 // normalize turns one driver value (int64, float64, string, []byte,

@@ -24,17 +24,21 @@ import (
 // roDriver is a private modernc driver whose connections all get the
 // authorizer; it is not registered with database/sql, so it cannot leak
 // into other users of the "sqlite" driver name.
-var roDriver = func() *sqlite.Driver {
+var roDriver = authorizedDriver(readOnlyAuthorizer)
+
+// authorizedDriver is a private modernc driver that installs fn on each
+// of its connections.
+func authorizedDriver(fn sqlite.AuthorizerFn) *sqlite.Driver {
 	d := &sqlite.Driver{}
 	d.RegisterConnectionHook(func(conn sqlite.ExecQuerierContext, _ string) error {
 		r, ok := conn.(sqlite.AuthorizerRegisterer)
 		if !ok {
 			return errors.New("sqlite driver connection has no authorizer")
 		}
-		return r.RegisterAuthorizer(readOnlyAuthorizer)
+		return r.RegisterAuthorizer(fn)
 	})
 	return d
-}()
+}
 
 func readOnlyAuthorizer(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
 	switch action {
@@ -51,15 +55,23 @@ func readOnlyAuthorizer(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ str
 	return sqlite.AuthorizerOK
 }
 
-// roConnector opens read-only connections through roDriver, for
-// sql.OpenDB.
-type roConnector struct{ dsn string }
+// roConnector opens read-only connections through drv (roDriver when
+// nil), for sql.OpenDB.
+type roConnector struct {
+	dsn string
+	drv *sqlite.Driver
+}
 
 func (c roConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return roDriver.Open(c.dsn)
+	return c.Driver().(*sqlite.Driver).Open(c.dsn)
 }
 
-func (c roConnector) Driver() driver.Driver { return roDriver }
+func (c roConnector) Driver() driver.Driver {
+	if c.drv != nil {
+		return c.drv
+	}
+	return roDriver
+}

@@ -219,14 +219,20 @@ var errDown = errors.New("the database did not answer when the connector was ope
 // Query runs the statement once a slot is free, or fails with
 // "connector busy" or "connector unavailable".
 func (g *Guard) Query(ctx context.Context, sql string, args []any) (*pipeline.Rows, error) {
-	if !g.pool.up.Load() {
-		return nil, &pipeline.PublicError{Public: MsgUnavailable, Cause: errDown}
-	}
-	if err := g.acquire(ctx); err != nil {
+	if err := g.admit(ctx); err != nil {
 		return nil, err
 	}
 	defer g.release()
 	return g.pool.conn.Query(ctx, sql, args)
+}
+
+// admit takes a slot for one call, or fails with "connector busy" or
+// "connector unavailable"; release gives the slot back.
+func (g *Guard) admit(ctx context.Context) error {
+	if !g.pool.up.Load() {
+		return &pipeline.PublicError{Public: MsgUnavailable, Cause: errDown}
+	}
+	return g.acquire(ctx)
 }
 
 func (g *Guard) acquire(ctx context.Context) error {

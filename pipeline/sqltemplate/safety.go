@@ -117,24 +117,12 @@ var explainOptions = wordSet(`ANALYZE ANALYSE VERBOSE FORMAT EXTENDED PARTITIONS
 // input in identifier position), so that a blocked function cannot be
 // chosen at run time either.
 func checkSafety(src string, toks []Token, spans []span, d Dialect, r Rules, enum func(Token) []string) (int, string) {
-	if d == MySQL {
-		for _, s := range spans {
-			if s.kind != inComment {
-				continue
-			}
-			if c := src[s.start:s.end]; strings.HasPrefix(c, "/*!") || strings.HasPrefix(c, "/*M!") {
-				return s.start, "MySQL executable comment " + c[:min(len(c), 4)] + " ... */: the server runs its content, so it cannot be checked; write the SQL outside the comment"
-			}
-		}
+	if off, msg := executableComment(src, spans, d); msg != "" {
+		return off, msg
 	}
-	for i, t := range toks {
-		if !r.OneStatement || !t.IsPunct(";") {
-			continue
-		}
-		for _, u := range toks[i+1:] {
-			if !u.IsPunct(";") {
-				return u.Offset, fmt.Sprintf("more than one statement (%q follows a \";\"): a tool runs exactly one statement", u.Text)
-			}
+	if r.OneStatement {
+		if off, msg := secondStatement(toks); msg != "" {
+			return off, msg
 		}
 	}
 	if len(r.BlockFunctions) > 0 {
@@ -148,22 +136,55 @@ func checkSafety(src string, toks []Token, spans []span, d Dialect, r Rules, enu
 		}
 	}
 	if r.ReadOnly {
-		if d == MySQL {
-			for _, t := range toks {
-				if t.Kind == Operator && t.Text == ":=" {
-					return t.Offset, ":= assigns a user variable, which outlives the call on the pooled connection: " + readOnlyHint
-				}
+		return writeIn(toks, d, readOnlyHint)
+	}
+	return 0, ""
+}
+
+// executableComment finds a MySQL executable comment, which the server
+// runs as SQL although every lexer reads it as a comment.
+func executableComment(src string, spans []span, d Dialect) (int, string) {
+	if d != MySQL {
+		return 0, ""
+	}
+	for _, s := range spans {
+		if s.kind != inComment {
+			continue
+		}
+		if c := src[s.start:s.end]; strings.HasPrefix(c, "/*!") || strings.HasPrefix(c, "/*M!") {
+			return s.start, "MySQL executable comment " + c[:min(len(c), 4)] + " ... */: the server runs its content, so it cannot be checked; write the SQL outside the comment"
+		}
+	}
+	return 0, ""
+}
+
+// secondStatement finds a token after a ";" other than another ";".
+func secondStatement(toks []Token) (int, string) {
+	for i, t := range toks {
+		if !t.IsPunct(";") {
+			continue
+		}
+		for _, u := range toks[i+1:] {
+			if !u.IsPunct(";") {
+				return u.Offset, fmt.Sprintf("more than one statement (%q follows a \";\"): a tool runs exactly one statement", u.Text)
 			}
 		}
-		return writeIn(toks)
 	}
 	return 0, ""
 }
 
 const readOnlyHint = "a read_only connector runs only queries (SELECT, WITH, VALUES, TABLE, SHOW, EXPLAIN)"
 
-// writeIn finds what makes a statement a write, or anything but a query.
-func writeIn(toks []Token) (int, string) {
+// writeIn finds what makes a statement a write, or anything but a query;
+// hint ends each message, saying what runs instead.
+func writeIn(toks []Token, d Dialect, hint string) (int, string) {
+	if d == MySQL {
+		for _, t := range toks {
+			if t.Kind == Operator && t.Text == ":=" {
+				return t.Offset, ":= assigns a user variable, which outlives the call on the pooled connection: " + hint
+			}
+		}
+	}
 	first := 0
 	for first < len(toks) && toks[first].IsPunct("(") {
 		first++
@@ -178,7 +199,7 @@ func writeIn(toks []Token) (int, string) {
 		if verb != "" {
 			what = verb
 		}
-		return lead.Offset, fmt.Sprintf("%s is not a query; %s", what, readOnlyHint)
+		return lead.Offset, fmt.Sprintf("%s is not a query; %s", what, hint)
 	}
 	if verb == "EXPLAIN" || verb == "DESCRIBE" || verb == "DESC" {
 		// The explained statement: EXPLAIN ANALYZE runs it.
@@ -188,7 +209,7 @@ func writeIn(toks []Token) (int, string) {
 				continue
 			}
 			if !queryVerbs[w] && (dmlVerbs[w] || keywords[w]) {
-				return t.Offset, fmt.Sprintf("%s %s explains a write: %s", verb, w, readOnlyHint)
+				return t.Offset, fmt.Sprintf("%s %s explains a write: %s", verb, w, hint)
 			}
 			break
 		}
@@ -207,13 +228,13 @@ func writeIn(toks []Token) (int, string) {
 			// WITH x AS (DELETE ...) or WITH x AS (...) INSERT ...; a
 			// word followed by "(" is a function (MySQL's INSERT(),
 			// REPLACE()).
-			return t.Offset, fmt.Sprintf("%s inside the statement writes (a data-modifying WITH or sub-statement): %s", w, readOnlyHint)
+			return t.Offset, fmt.Sprintf("%s inside the statement writes (a data-modifying WITH or sub-statement): %s", w, hint)
 		case w == "INTO":
-			return t.Offset, "SELECT ... INTO writes (it creates a table or assigns variables): " + readOnlyHint
+			return t.Offset, "SELECT ... INTO writes (it creates a table or assigns variables): " + hint
 		case w == "FOR" && forLock(toks[i+1:]) != "":
-			return t.Offset, fmt.Sprintf("FOR %s locks rows, which needs write access: %s", forLock(toks[i+1:]), readOnlyHint)
+			return t.Offset, fmt.Sprintf("FOR %s locks rows, which needs write access: %s", forLock(toks[i+1:]), hint)
 		case w == "LOCK" && upperWord(next) == "IN":
-			return t.Offset, "LOCK IN SHARE MODE locks rows, which needs write access: " + readOnlyHint
+			return t.Offset, "LOCK IN SHARE MODE locks rows, which needs write access: " + hint
 		}
 	}
 	return 0, ""

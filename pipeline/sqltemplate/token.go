@@ -106,3 +106,16 @@ func wordKind(w string) TokenKind {
 	}
 	return Identifier
 }
+
+// Name is the name a word or a quoted identifier stands for, its quotes
+// and escapes removed; a word as written (how its case folds is the
+// dialect's). ok is false for any other token.
+func (t Token) Name() (name string, ok bool) {
+	switch t.Kind {
+	case Keyword, Identifier:
+		return t.Text, true
+	case QuotedIdentifier:
+		return unquoteIdent(t.Text, '\\'), true
+	}
+	return "", false
+}
