@@ -38,7 +38,10 @@ func TestAbandonedRuntimeMetrics(t *testing.T) {
 		t.Fatal("the backtracking call succeeded")
 	}
 	got := gather(t, reg)
-	if got["edgemcp_script_abandoned_total|re handler"] != 1 || got["edgemcp_script_abandoned_runtimes|re handler"] != 1 {
+	// The runtime runs on until the match timeout; on a loaded machine that
+	// second can be over before the gauge is read, so 0 is allowed here
+	// (the counter says it was abandoned either way).
+	if got["edgemcp_script_abandoned_total|re handler"] != 1 || got["edgemcp_script_abandoned_runtimes|re handler"] > 1 {
 		t.Errorf("after the call: %v", got)
 	}
 	// The stuck runtime ends at the regular expression's match timeout
