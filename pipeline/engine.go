@@ -164,9 +164,9 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 		if err != nil {
 			return nil, stageError(stage, err, "script failed")
 		}
-		// Meta (a stale cache serve's notice) belongs to the call, not to
-		// the value the mapper replaced.
-		res = &Result{Value: out, Meta: res.Meta}
+		// Meta (a stale cache serve's notice) and the cache's hint belong
+		// to the call, not to the value the mapper replaced.
+		res = &Result{Value: out, Meta: res.Meta, CacheHint: res.CacheHint}
 	}
 
 	stage = StageGuardrail
