@@ -42,3 +42,18 @@ func (d *DBExecutor) CacheKey(_ context.Context, call *Call) ([]byte, error) {
 	}
 	return append(out, ']'), nil
 }
+
+// CacheHint is how long a client may keep a result and with whom it may
+// share it (MCP 2026-07-28's ttlMs and cacheScope, docs/tasks.md), as the
+// result cache decides them: a client that honours it caches as the
+// gateway does.
+type CacheHint struct {
+	// TTL is the time left before the gateway would run the call again:
+	// the entry's remaining life on a hit, the TTL it was stored with on
+	// a miss (already bounded by the backend's own max-age), 0 for a
+	// result served stale or not stored.
+	TTL time.Duration
+	// Private says the cache key holds the caller's identity: the result
+	// is this caller's, never to be shared (cacheScope "private").
+	Private bool
+}

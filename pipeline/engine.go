@@ -71,18 +71,30 @@ func (e *Engine) Lookup(name string) *Tool {
 // failing stage stops the call; its *Error carries the wire code and a
 // message safe to show. The response stage (encoding the result for the
 // client's protocol version) belongs to the transport.
-func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req *RequestInfo) (res *Result, perr *Error) {
+func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req *RequestInfo) (*Result, *Error) {
+	call, res, perr := e.Prepare(ctx, name, args, req)
+	if call == nil {
+		return res, perr
+	}
+	return e.Run(ctx, call)
+}
+
+// Prepare runs the stages before the execution: resolution, auth, input
+// transform, input validation, guardrail and approval. It returns the
+// call ready to Run, or, with a nil call, what ends it already: the
+// failure, or the approval's question to the client. A task (docs/tasks.md) is made
+// between Prepare and Run, so that what refuses a call refuses it before
+// a task exists, and only the work runs in the background.
+func (e *Engine) Prepare(ctx context.Context, name string, args map[string]any, req *RequestInfo) (call *Call, res *Result, perr *Error) {
 	tool := e.Lookup(name)
 	if tool == nil {
-		return nil, &Error{Code: CodeToolNotFound, Stage: StageResolution, Message: fmt.Sprintf("tool %q not found", name)}
+		return nil, nil, &Error{Code: CodeToolNotFound, Stage: StageResolution, Message: fmt.Sprintf("tool %q not found", name)}
 	}
-	call := &Call{Tool: tool, Inputs: args, Request: req}
+	call = &Call{Tool: tool, Inputs: args, Request: req}
 	stage := StageAuth
 	defer func() {
-		// A panic in any stage is a bug; the caller gets a stage failure,
-		// the stack goes to the debug log through Cause.
 		if r := recover(); r != nil {
-			res, perr = nil, Fail(stage, fmt.Errorf("panic: %v\n%s", r, debug.Stack()), "internal error")
+			call, res, perr = nil, nil, panicked(stage, r)
 		}
 	}()
 
@@ -91,7 +103,7 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 		id, err := tool.Auth.Authorize(sctx, call)
 		end(err)
 		if err != nil {
-			return nil, stageError(StageAuth, err, "not authorized")
+			return nil, nil, stageError(StageAuth, err, "not authorized")
 		}
 		call.Identity = id
 	}
@@ -102,11 +114,11 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 		out, err := tool.InputMapper.Transform(sctx, payload(call, "inputs", call.Inputs))
 		end(err)
 		if err != nil {
-			return nil, stageError(stage, err, "script failed")
+			return nil, nil, stageError(stage, err, "script failed")
 		}
 		m, ok := out.(map[string]any)
 		if !ok {
-			return nil, Fail(stage, nil, "input mapper must return an object, got %s", describe(out))
+			return nil, nil, Fail(stage, nil, "input mapper must return an object, got %s", describe(out))
 		}
 		call.Inputs = m
 	}
@@ -117,7 +129,7 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 		in, err := tool.Inputs.Validate(call.Inputs)
 		end(err)
 		if err != nil {
-			return nil, Fail(stage, err, "%s", err.Error())
+			return nil, nil, Fail(stage, err, "%s", err.Error())
 		}
 		call.Inputs = in
 	}
@@ -128,7 +140,7 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 		err := e.sequencer.Admit(sctx, call)
 		end(err)
 		if err != nil {
-			return nil, stageError(stage, err, "refused")
+			return nil, nil, stageError(stage, err, "refused")
 		}
 	}
 
@@ -140,15 +152,26 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 		if errors.As(err, &ask) {
 			// Not a failure: the client answers and calls again.
 			end(nil)
-			return &Result{Native: ask.Native}, nil
+			return nil, &Result{Native: ask.Native}, nil
 		}
 		end(err)
 		if err != nil {
-			return nil, stageError(stage, err, "not approved")
+			return nil, nil, stageError(stage, err, "not approved")
 		}
 	}
+	return call, nil, nil
+}
 
-	stage = StageExecution
+// Run runs the execution and output transform stages of a call Prepare
+// returned, and the guardrail's record of its success.
+func (e *Engine) Run(ctx context.Context, call *Call) (res *Result, perr *Error) {
+	stage := StageExecution
+	defer func() {
+		if r := recover(); r != nil {
+			res, perr = nil, panicked(stage, r)
+		}
+	}()
+	tool := call.Tool
 	sctx, end := observeStage(ctx, call, stage)
 	res, err := tool.Executor.Execute(sctx, call)
 	end(err)
@@ -164,9 +187,9 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 		if err != nil {
 			return nil, stageError(stage, err, "script failed")
 		}
-		// Meta (a stale cache serve's notice) belongs to the call, not to
-		// the value the mapper replaced.
-		res = &Result{Value: out, Meta: res.Meta}
+		// Meta (a stale cache serve's notice) and the cache's hint belong
+		// to the call, not to the value the mapper replaced.
+		res = &Result{Value: out, Meta: res.Meta, CacheHint: res.CacheHint}
 	}
 
 	stage = StageGuardrail
@@ -176,6 +199,12 @@ func (e *Engine) Call(ctx context.Context, name string, args map[string]any, req
 		}
 	}
 	return res, nil
+}
+
+// panicked is a panic in a stage: a bug. The caller gets a stage failure,
+// the stack goes to the debug log through Cause.
+func panicked(stage Stage, r any) *Error {
+	return Fail(stage, fmt.Errorf("panic: %v\n%s", r, debug.Stack()), "internal error")
 }
 
 // stageError keeps an *Error raised inside a stage (it already names its

@@ -70,13 +70,14 @@ func TestEngineStages(t *testing.T) {
 }
 
 // An output mapper replaces the value, not the result's _meta (the cache's
-// stale notice lives there).
+// stale notice lives there) nor the cache's hint.
 func TestOutputMapperKeepsMeta(t *testing.T) {
 	meta := map[string]any{"notice": "stale"}
+	hint := &CacheHint{TTL: 5, Private: true}
 	tool := &Tool{
 		Name: "t",
 		Executor: funcExecutor(func(context.Context, *Call) (*Result, error) {
-			return &Result{Value: 1, Meta: meta}, nil
+			return &Result{Value: 1, Meta: meta, CacheHint: hint}, nil
 		}),
 		OutputMapper: funcMapper(func(_ context.Context, p map[string]any) (any, error) { return 2, nil }),
 	}
@@ -88,8 +89,8 @@ func TestOutputMapperKeepsMeta(t *testing.T) {
 	if perr != nil {
 		t.Fatal(perr)
 	}
-	if res.Value != 2 || res.Meta["notice"] != "stale" {
-		t.Errorf("result %v, meta %v: want 2 and the executor's meta", res.Value, res.Meta)
+	if res.Value != 2 || res.Meta["notice"] != "stale" || res.CacheHint != hint {
+		t.Errorf("result %v, meta %v, hint %v: want 2 and the executor's meta and hint", res.Value, res.Meta, res.CacheHint)
 	}
 }
 

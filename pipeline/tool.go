@@ -67,6 +67,13 @@ type Tool struct {
 	// claims_setting or role_claim): such a tool needs an auth provider
 	// and its results differ per caller. Empty for other tools.
 	FromIdentity []string
+	// Tasks is how the tool runs as a task (docs/tasks.md).
+	Tasks TaskSupport
+	// TaskPassthrough says the task is the upstream's: the executor, given
+	// a Call with Task set, asks its upstream for a task and returns the
+	// handle (Result.Task). Otherwise a task is the gateway's own, which
+	// runs the call in the background (pipeline/tasks).
+	TaskPassthrough bool
 }
 
 // Annotations are MCP tool annotations; nil means "not stated".
@@ -160,6 +167,9 @@ type Call struct {
 	// CacheStatus is set by the result cache: "hit", "miss", "stale", or
 	// "" when the call was not cached.
 	CacheStatus string
+	// Task is set when the call is to become an upstream's task
+	// (Tool.TaskPassthrough): the client's task request, forwarded.
+	Task *TaskRequest
 }
 
 // Result is what a tool produced. Value is encoded as the MCP text block and
@@ -189,4 +199,11 @@ type Result struct {
 	// the tool's TTL for it.
 	NoStore bool
 	MaxAge  time.Duration
+	// Task, when set, is the handle of the task the call became (an
+	// upstream's, Call.Task): the client gets it in place of a result.
+	Task *Task
+	// CacheHint is what the result cache says of this result, for the
+	// ttlMs and cacheScope a client may cache it by (pipeline/cache); nil
+	// when the result was not cached.
+	CacheHint *CacheHint
 }

@@ -43,6 +43,11 @@ type executor struct {
 func (x *executor) Unwrap() pipeline.Executor { return x.next }
 
 func (x *executor) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
+	if call.Task != nil {
+		// The call becomes an upstream's task: its answer is a handle,
+		// never a result to keep.
+		return x.next.Execute(ctx, call)
+	}
 	key, err := x.key(ctx, call)
 	if err != nil {
 		return nil, err
@@ -51,11 +56,13 @@ func (x *executor) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.
 		return x.next.Execute(ctx, call)
 	}
 	c := x.cache
-	cached, found := c.getL1(key, time.Now())
-	if found && cached.fresh(time.Now()) {
+	now := time.Now()
+	cached, found := c.getL1(key, now)
+	if found && cached.fresh(now) {
 		call.CacheStatus = StatusHit
 		c.hits.Add(1)
-		return cached.result(call)
+		res, err := cached.result(call)
+		return x.hint(res, err, cached.expires.Sub(now), call)
 	}
 
 	out, joined, err := c.flights.do(ctx, key, func(ctx context.Context) flightResult {
@@ -87,10 +94,35 @@ func (x *executor) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.
 		}
 	}
 	if out.entry == nil {
-		return out.res, nil // not cacheable (too large or not JSON)
+		// Not stored (too large, not JSON, or the backend said no-store):
+		// the next call runs again. Joined callers share out.res, so each
+		// gets a copy to carry its hint.
+		if out.res == nil {
+			return nil, nil
+		}
+		res := *out.res
+		return x.hint(&res, nil, 0, call)
 	}
 	e, _ := decodeEntry(out.entry)
-	return e.result(call)
+	res, err := e.result(call)
+	return x.hint(res, err, time.Until(e.expires), call)
+}
+
+// hint sets the result's CacheHint: ttl left (never negative) and
+// whether the key holds the caller's identity.
+func (x *executor) hint(res *pipeline.Result, err error, ttl time.Duration, call *pipeline.Call) (*pipeline.Result, error) {
+	if err != nil {
+		return nil, err
+	}
+	res.CacheHint = &pipeline.CacheHint{TTL: max(ttl, 0), Private: x.private(call)}
+	return res, nil
+}
+
+// private reports whether the call's key holds who is calling: one caller
+// must never see another's cached result, so whenever there is an auth
+// stage (or an identity) and the tool is not `cache shared`, it does.
+func (x *executor) private(call *pipeline.Call) bool {
+	return !x.policy.Shared && (call.Tool.Auth != nil || call.Identity != nil)
 }
 
 // fill runs once per key among concurrent misses: the second level first,
@@ -115,7 +147,7 @@ func (x *executor) fill(ctx context.Context, key string, call *pipeline.Call) fl
 		return flightResult{err: err, stale: stale}
 	}
 	ttl := x.policy.TTL
-	if res.NoStore {
+	if res.NoStore || res.Task != nil {
 		return flightResult{res: res}
 	}
 	if res.MaxAge > 0 && res.MaxAge < ttl {
@@ -137,6 +169,7 @@ func (x *executor) serveStale(call *pipeline.Call, e entry) (*pipeline.Result, e
 	}
 	call.CacheStatus = StatusStale
 	x.cache.staleServes.Add(1)
+	res.CacheHint = &pipeline.CacheHint{Private: x.private(call)} // expired: keep it no longer
 	res.Meta = map[string]any{MetaKey: map[string]any{
 		"status":      StatusStale,
 		"age_seconds": int64(time.Since(e.stored).Seconds()),
@@ -178,9 +211,7 @@ func (x *executor) key(ctx context.Context, call *pipeline.Call) (string, error)
 	buf = field(buf, call.Tool.Name)
 	buf = field(buf, call.Tool.Source)
 	buf = field(buf, what)
-	// One caller must never see another's cached result: whenever there is
-	// an auth stage (or an identity), the identity is part of the key.
-	if !x.policy.Shared && (call.Tool.Auth != nil || call.Identity != nil) {
+	if x.private(call) {
 		if id := call.Identity; id != nil {
 			scope, ok := identityScope(id)
 			if !ok {

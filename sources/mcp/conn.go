@@ -92,7 +92,9 @@ type session struct {
 	caller bool
 	// instructions are the server's, from its initialize result.
 	instructions string
-	closed       sync.Once
+	// tasks is the server's tasks capability (tasks.go).
+	tasks  pipeline.TaskCapability
+	closed sync.Once
 }
 
 // open makes the connection and connects once. A server that cannot be
@@ -435,6 +437,7 @@ func (s *session) initialize(ctx context.Context, c *conn) error {
 		return err
 	}
 	s.instructions = res.Instructions
+	s.tasks = taskCapability(res.Capabilities.Tasks)
 	return nil
 }
 
@@ -600,6 +603,9 @@ func (c *conn) call(ctx context.Context, call *pipeline.Call, name string, args 
 		args = map[string]any{}
 	}
 	params := map[string]any{"name": name, "arguments": args}
+	if call != nil && call.Task != nil {
+		params["task"] = taskParams(call.Task) // tasks.go
+	}
 	perCaller := c.callers != nil
 	for attempt := 0; ; attempt++ {
 		s, err := src.ensure(ctx)
@@ -762,6 +768,7 @@ func (lt listedTool) tool(namespace string, c *conn) *pipeline.Tool {
 	if t.Name != name {
 		t.Aliases = []string{name}
 	}
+	c.passTasks(t, lt) // tasks.go
 	return t
 }
 
