@@ -19,8 +19,10 @@ import (
 // before while the statement is proven again, and a statement whose
 // result type changed (isStalePlan) loses its proof at once. What a
 // schema change made within life can do is the one thing the reset after
-// every call still guards against and the proof does not
-// (docs/caddyfile.md, Database safety).
+// every call guards against and the proof does not: for life after a view
+// of the statement is replaced by one that calls set_config, say, the
+// setting can reach the connection's next caller. Hence off unless the
+// operator enables it.
 type resetProofs struct {
 	life  time.Duration // 0: nothing is proven, every call is reset
 	now   func() time.Time
