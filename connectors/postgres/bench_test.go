@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,7 +25,8 @@ import (
 // execute, normalize), and the same query through pgx alone (pgx): the
 // floor. Each reports what Postgres spent per call (pg-µs/op: the CPU
 // time of the pool's backends, from /proc, when the server runs on this
-// machine), which the session reset and the reset proofs (+proofs) change.
+// machine), which the session reset and the reset proofs (+proofs) change,
+// and this process's CPU per call (client-µs/op: pgx and the connector).
 // Run by hand:
 //
 //	go test ./connectors/postgres -run '^$' -bench BenchmarkQuery -benchtime=2s
@@ -129,9 +131,10 @@ func BenchmarkQuery(b *testing.B) {
 }
 
 // postgresCPU starts counting the CPU time of the backends of application
-// app on the test database; the function it returns reports it per loop
-// iteration as pg-µs/op. Nothing is reported when the backends' /proc
-// entries cannot be read (a server on another machine).
+// app on the test database, and of this process; the function it returns
+// reports them per loop iteration as pg-µs/op and client-µs/op. Postgres's
+// is not reported when the backends' /proc entries cannot be read (a
+// server on another machine).
 func postgresCPU(b *testing.B, admin *pgx.Conn, app string) func() {
 	b.Helper()
 	sample := func() map[int32]time.Duration {
@@ -156,10 +159,14 @@ func postgresCPU(b *testing.B, admin *pgx.Conn, app string) func() {
 		}
 		return cpu
 	}
-	start := sample()
+	start, client := sample(), processCPU()
 	return func() {
 		end := sample()
-		if start == nil || len(end) == 0 || b.N == 0 {
+		if b.N == 0 {
+			return
+		}
+		b.ReportMetric(float64((processCPU()-client).Microseconds())/float64(b.N), "client-µs/op")
+		if start == nil || len(end) == 0 {
 			return
 		}
 		var spent time.Duration
@@ -168,4 +175,11 @@ func postgresCPU(b *testing.B, admin *pgx.Conn, app string) func() {
 		}
 		b.ReportMetric(float64(spent.Microseconds())/float64(b.N), "pg-µs/op")
 	}
+}
+
+// processCPU is this process's CPU time, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -53,9 +53,13 @@ const proofView = "edgemcp_reset_proof"
 // proveQuery reports whether the statement sql cannot change its session,
 // and if not, why (reasons; nil with an error when the proof itself failed:
 // a statement that is not a query, a database where a temporary view cannot
-// be created, such as a standby). conn is idle and freshly reset; it is left
-// so.
+// be created, such as a standby). conn is idle and freshly reset, and is
+// reset again after the proof: preparing the statement and creating the
+// view run code of the database's (a user type's input function for a
+// literal, an event trigger on CREATE VIEW), and a session advisory lock
+// survives the rollback.
 func proveQuery(ctx context.Context, conn *pgx.Conn, sql string) (reasons []string, err error) {
+	defer resetSession(ctx, conn, sessionResetQuery)
 	pc := conn.PgConn()
 	desc, err := pc.Prepare(ctx, "", sql, nil)
 	if err != nil {
@@ -85,10 +89,7 @@ func proveQuery(ctx context.Context, conn *pgx.Conn, sql string) (reasons []stri
 		}
 	}
 	if err != nil {
-		if pc.TxStatus() != 'I' {
-			resetSession(ctx, conn, sessionResetQuery) // the batch stopped inside its transaction
-		}
-		return nil, err
+		return nil, err // resetSession rolls back a transaction the batch stopped in
 	}
 	for _, row := range results[3].Rows {
 		reasons = append(reasons, string(row[0]))

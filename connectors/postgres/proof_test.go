@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -199,5 +200,31 @@ func TestResetProofSkipsReset(t *testing.T) {
 			timeoutKept("a view replaced after its proof")
 		}
 		testservices.PostgresExec(t, admin, "CREATE OR REPLACE VIEW "+s+".v AS SELECT id, lower(name) AS name FROM "+s+".t")
+	}
+}
+
+// TestResetProofLeavesNothing: the proof itself runs the database's code
+// (an event trigger on the CREATE VIEW it makes); what that code leaves in
+// the session, here a session advisory lock, which survives the proof's
+// rollback, is reset before the connection serves another call.
+func TestResetProofLeavesNothing(t *testing.T) {
+	admin := testservices.PostgresConn(t)
+	s := testservices.PostgresSchema(t, admin)
+	key := strconv.FormatInt(time.Now().UnixNano(), 10)
+	testservices.PostgresExec(t, admin, "CREATE FUNCTION "+s+".lock() RETURNS event_trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_try_advisory_lock("+key+"); END $$")
+	testservices.PostgresExec(t, admin, "CREATE EVENT TRIGGER edgemcp_proof_lock ON ddl_command_end WHEN TAG IN ('CREATE VIEW') EXECUTE FUNCTION "+s+".lock()")
+	t.Cleanup(func() { testservices.PostgresExec(t, admin, "DROP EVENT TRIGGER edgemcp_proof_lock") })
+	c := open(t, postgres.Config{MaxConns: 1})
+	c.EnableResetProofs(time.Hour)
+	if _, err := c.Query(context.Background(), "SELECT 1", nil); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitProofs()
+	var free bool
+	if err := admin.QueryRow(context.Background(), "SELECT pg_try_advisory_lock("+key+")").Scan(&free); err != nil {
+		t.Fatal(err)
+	}
+	if !free {
+		t.Error("a session advisory lock taken while proving a statement was left on the connection")
 	}
 }
