@@ -179,6 +179,15 @@ func perCall(d time.Duration, calls int) float64 {
 
 func (c cost) allocsPerCall() float64 { return float64(c.mallocs) / float64(max(c.calls, 1)) }
 
+// syscallsPerCall is the read and write system calls per call, "" when
+// they are not counted.
+func (c cost) syscallsPerCall() string {
+	if c.syscalls < 0 {
+		return ""
+	}
+	return strconv.FormatFloat(float64(c.syscalls)/float64(max(c.calls, 1)), 'f', 1, 64)
+}
+
 // printCostRatio prints what a call cost on each side (the upstream and
 // the load driver run in the process too, alike for both sides) and the
 // ratio of the CPU per call, which unlike requests/s does not move with

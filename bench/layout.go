@@ -50,6 +50,29 @@ type pinnedLayout struct {
 // startPinned starts the pinned layout, postgresArgs added to the private
 // server's command line. The error says why it cannot run here.
 func startPinned(postgresArgs ...string) (*pinnedLayout, error) {
+	cpus, err := twoCPUs()
+	if err != nil {
+		return nil, err
+	}
+	l := &pinnedLayout{serverCPU: cpus[0], driverCPU: cpus[1]}
+	onCPU := []string{"taskset", "-c", strconv.Itoa(l.serverCPU)}
+	if l.postgres, err = testservices.RunPostgres(onCPU, postgresArgs...); err != nil {
+		return nil, err
+	}
+	if err := l.startChild(onCPU); err != nil {
+		l.close()
+		return nil, err
+	}
+	if l.restore, err = pinThisProcess(l.driverCPU); err != nil {
+		l.close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// twoCPUs are the first two CPUs this process may run on, for the servers
+// and for the driver; the error says why there are not two to pin to.
+func twoCPUs() ([]int, error) {
 	if _, err := exec.LookPath("taskset"); err != nil {
 		return nil, errors.New("no taskset (util-linux)")
 	}
@@ -66,21 +89,7 @@ func startPinned(postgresArgs ...string) (*pinnedLayout, error) {
 	if len(cpus) < 2 {
 		return nil, errors.New("fewer than 2 CPUs available")
 	}
-	l := &pinnedLayout{serverCPU: cpus[0], driverCPU: cpus[1]}
-	onCPU := []string{"taskset", "-c", strconv.Itoa(l.serverCPU)}
-	var err error
-	if l.postgres, err = testservices.RunPostgres(onCPU, postgresArgs...); err != nil {
-		return nil, err
-	}
-	if err := l.startChild(onCPU); err != nil {
-		l.close()
-		return nil, err
-	}
-	if l.restore, err = pinThisProcess(l.driverCPU); err != nil {
-		l.close()
-		return nil, err
-	}
-	return l, nil
+	return cpus, nil
 }
 
 // startChild starts the gateway child: requests on its stdin, replies on

@@ -8,35 +8,49 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 )
 
 // The limits scenario (-scenario limits): every target of the performance
-// issue measured in one run, as ratios to the limits the machine sets at
-// that moment. One Caddy serves Caddy's respond with the very bytes of a
-// DB tool answer, the DB tool on a plain and on a read_only connector, the
-// same tool answering from the result cache, and a JavaScript handler; a
-// pgx pool in the load driver runs the tool's query directly. In the
+// issue measured in one run, each call kind against the floor it cannot
+// go below, measured in the same run. One Caddy serves:
+//   - the HTTP floor: Caddy's respond with the very bytes of a DB tool
+//     answer;
+//   - the DB floor: a handler that runs the DB tool's query through pgx and
+//     answers those bytes (dbFloor: HTTP plus the Postgres client, no MCP);
+//   - the DB tool on a plain and on a read_only connector (against the DB
+//     floor), the same tool answering from the result cache and a
+//     JavaScript handler (against the HTTP floor);
+//   - the MCP proxy floor: reverse_proxy passing the same MCP exchange (the
+//     same POST bodies, the session header) to an upstream MCP server, and
+//     the gateway's MCP source calling the same upstream's tool;
+//   - the OpenAPI proxy floor: reverse_proxy to a REST upstream, and an
+//     OpenAPI source's tool for the same GET.
+// A pgx pool in the load driver runs the tool's query directly (the bare
+// query's Postgres CPU), and the upstreams are called directly too. In the
 // pinned layout (layout.go, the default where it runs) the gateway and a
-// private Postgres share one CPU and the driver has another, as in the
-// issue's measurements; in the shared one all runs in this process. The
-// combined limit is what a call would cost if the gateway added nothing
-// to HTTP (respond) and the query (pgx): 1/(1/respond + 1/pgx). Each
-// scenario runs limitRounds times, alternating, so all share the
-// background load; req/s is the median of the rounds.
+// private Postgres share one CPU, the driver and the upstreams have
+// another, as in the issue's measurements; in the shared one all runs in
+// this process. Each case runs limitRounds times, alternating, so all
+// share the background load; req/s is the median of the rounds. Per call
+// the run prints the gateway's CPU, that CPU above the case's floor (µs
+// and %), allocations, system calls and Postgres's CPU.
 
 const limitRounds = 3
 
 // limitCase is one measured scenario.
 type limitCase struct {
-	name string
-	call func(*rand.Rand) error
-	rps  []float64 // per round
-	lat  stats
-	cost cost
+	name  string
+	call  func(*rand.Rand) error
+	floor *limitCase // what the case is measured above, nil for a floor
+	rps   []float64  // per round
+	lat   stats
+	cost  cost
 }
 
 func (c *limitCase) median() float64 {
@@ -45,15 +59,34 @@ func (c *limitCase) median() float64 {
 	return r[len(r)/2]
 }
 
-func loadLimitsGateway(port int, dsn, scriptsDir string, clients int, body []byte) {
-	respond := "respond 200"
+// limitsUpstreams are what the proxy cases forward to, running in the
+// load driver's process: an MCP server (mcp-go, an echo tool) and a REST
+// API with its OpenAPI document.
+type limitsUpstreams struct {
+	mcp, rest, spec string // the MCP endpoint's URL, the REST host:port, the document's path
+	stop            func()
+}
+
+func startLimitsUpstreams() *limitsUpstreams {
+	mcpURL, stopMCP := startEchoUpstream()
+	rest, spec, cleanup := itemsAPI()
+	return &limitsUpstreams{mcp: mcpURL, rest: rest, spec: spec, stop: func() { stopMCP(); cleanup() }}
+}
+
+func loadLimitsGateway(port int, dsn, scriptsDir string, clients int, body []byte, up *limitsUpstreams) {
+	respond, floor := "respond 200", ""
 	if body != nil {
 		respond = "respond `" + string(body) + "` 200"
+		floor = fmt.Sprintf("route /db-floor {\n\t\theader Content-Type application/json\n\t\tbench_db_floor %s %d `%s`\n\t}", dsn, clients, body)
 	}
+	mcpHost := strings.TrimPrefix(strings.TrimSuffix(up.mcp, "/mcp"), "http://")
 	loadSite(port, fmt.Sprintf(`	route /respond {
 		header Content-Type application/json
 		%s
 	}
+	%s
+	reverse_proxy /upstream-mcp %s
+	reverse_proxy /v1/* %s
 	mcp /mcp {
 		scripts_dir %s
 		connector main postgres %s {
@@ -80,7 +113,15 @@ func loadLimitsGateway(port int, dsn, scriptsDir string, clients int, body []byt
 			description "Say hello"
 			input name string default "world"
 		}
-	}`, respond, scriptsDir, dsn, clients, dsn, clients, getUserTool("")))
+		source up mcp %s {
+			transport streamable
+			required
+		}
+		source api openapi %s {
+			base_url http://%s/v1
+			retries 0
+		}
+	}`, respond, floor, mcpHost, up.rest, scriptsDir, dsn, clients, dsn, clients, getUserTool(""), up.mcp, up.spec, up.rest))
 }
 
 // limitsRig is the limits scenario ready to run: the gateway loaded, the
@@ -88,66 +129,88 @@ func loadLimitsGateway(port int, dsn, scriptsDir string, clients int, body []byt
 type limitsRig struct {
 	body  []byte // the DB tool's answer, respond's body
 	cases []*limitCase
-	close func()
+	// mcpLatency: the MCP upstream directly, through reverse_proxy and
+	// through the gateway, for the latency at one client.
+	mcpLatency [3]*limitCase
+	close      func()
 }
 
 // startLimits loads the gateway (in the layout's process) and opens what
 // the cases call.
 func startLimits(ctx context.Context, dsn string, clients, rows, hot int, version string) *limitsRig {
 	dir := writeScripts(map[string]string{"hello/handler.js": benchScripts["hello/handler.js"]})
-	onExit(func() { _ = os.RemoveAll(dir) }) // also on Ctrl-C
+	up := startLimitsUpstreams()
 	port := freePort()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 
 	// respond answers with the bytes of a DB tool answer.
-	loadLimitsGateway(port, dsn, dir, clients, nil)
+	loadLimitsGateway(port, dsn, dir, clients, nil, up)
 	probe, err := openSession(ctx, base+"/mcp", version)
 	check(err)
 	body, _, err := probe.post(ctx, callBody(1, 1))
 	check(err)
 	body = bytes.TrimSpace(body)
-	loadLimitsGateway(port, dsn, dir, clients, body)
+	loadLimitsGateway(port, dsn, dir, clients, body, up)
 	transport.CloseIdleConnections() // the reload closed them
 	client := &http.Client{Transport: transport}
-	got, err := postRespondBody(ctx, client, base+"/respond", callBody(1, 1))
-	check(err)
-	if !bytes.Equal(got, body) {
-		fmt.Printf("warning: respond's body (%d bytes) differs from the tool's answer (%d bytes)\n", len(got), len(body))
+	for _, route := range []string{"/respond", "/db-floor"} {
+		got, err := postRespondBody(ctx, client, base+route, callBody(1, 1))
+		check(err)
+		if !bytes.Equal(got, body) {
+			fmt.Printf("warning: %s's body (%d bytes) differs from the tool's answer (%d bytes)\n", route, len(got), len(body))
+		}
 	}
 
 	pool := openPool(ctx, dsn, clients)
-	sessions := make([]*session, clients)
-	for i := range sessions {
-		sessions[i], err = openSession(ctx, base+"/mcp", version)
-		check(err)
-	}
+	sessions := openSessions(ctx, base+"/mcp", version, clients)
+	upstream := openSessions(ctx, up.mcp, version, clients)
+	proxied := openSessions(ctx, base+"/upstream-mcp", version, clients)
 	anyID := func(r *rand.Rand) int64 { return r.Int64N(int64(rows)) + 1 }
 	byID := func(tool string, id func(*rand.Rand) int64) func(*rand.Rand) error {
 		return func(r *rand.Rand) error {
 			return sessions[r.IntN(clients)].callTool(ctx, tool, fmt.Sprintf(`{"id":%d}`, id(r)))
 		}
 	}
+	respond := &limitCase{name: "caddy respond", call: func(r *rand.Rand) error {
+		return postRespond(ctx, client, base+"/respond", callBody(r.Int64(), anyID(r)))
+	}}
+	dbFloor := &limitCase{name: "DB floor", call: func(r *rand.Rand) error {
+		return postRespond(ctx, client, base+"/db-floor", callBody(r.Int64(), anyID(r)))
+	}}
+	mcpDirect := &limitCase{name: "MCP upstream direct", call: echoCall(ctx, upstream, "echo")}
+	mcpFloor := &limitCase{name: "MCP reverse_proxy", call: echoCall(ctx, proxied, "echo")}
+	mcpTool := &limitCase{name: "MCP source tool", call: echoCall(ctx, sessions, "up_echo"), floor: mcpFloor}
+	restFloor := &limitCase{name: "REST reverse_proxy", call: restGet(ctx, client, base)}
 	cases := []*limitCase{
-		{name: "caddy respond", call: func(r *rand.Rand) error {
-			return postRespond(ctx, client, base+"/respond", callBody(r.Int64(), anyID(r)))
-		}},
+		respond,
 		{name: "direct pgx loop", call: func(r *rand.Rand) error { return lookupUser(ctx, pool, anyID(r)) }},
-		{name: "DB tool", call: byID("get-user", anyID)},
-		{name: "DB tool read_only", call: byID("get-user-ro", anyID)},
+		dbFloor,
+		{name: "DB tool", call: byID("get-user", anyID), floor: dbFloor},
+		{name: "DB tool read_only", call: byID("get-user-ro", anyID), floor: dbFloor},
 		// drive's warm-up fills the cache with the hot keys.
-		{name: "cache hit", call: byID("get-user-cached", func(r *rand.Rand) int64 { return r.Int64N(int64(hot)) + 1 })},
+		{name: "cache hit", call: byID("get-user-cached", func(r *rand.Rand) int64 { return r.Int64N(int64(hot)) + 1 }), floor: respond},
 		{name: "JS handler", call: func(r *rand.Rand) error {
 			return sessions[r.IntN(clients)].callTool(ctx, "hello", `{"name":"Ada"}`)
-		}},
+		}, floor: respond},
+		mcpDirect, mcpFloor, mcpTool,
+		restFloor,
+		{name: "OpenAPI tool", call: openAPICall(ctx, sessions), floor: restFloor},
 	}
-	return &limitsRig{body: body, cases: cases, close: func() {
+	stop := sync.OnceFunc(func() {
 		pool.Close()
+		// The gateway's sources go before their upstreams: a source whose
+		// upstream went first keeps reconnecting until it is stopped.
 		if pinned == nil {
 			_ = caddy.Stop()
+		} else {
+			loadSite(port, "\trespond 200")
 		}
 		transport.CloseIdleConnections()
+		up.stop()
 		_ = os.RemoveAll(dir)
-	}}
+	})
+	onExit(stop) // also on Ctrl-C, before the pinned layout stops
+	return &limitsRig{body: body, cases: cases, mcpLatency: [3]*limitCase{mcpDirect, mcpFloor, mcpTool}, close: stop}
 }
 
 func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duration, rows, hot int, version, cpuProfile string) {
@@ -175,45 +238,96 @@ func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duratio
 			c.cost.merge(cs)
 		}
 	}
+	fmt.Printf("%-20s %8s %9s %9s %9s %6s %12s %20s %8s %8s %10s\n", "", "req/s", "p50", "p99", "max", "errors",
+		"gateway CPU", "above floor", "allocs", "syscalls", "Postgres")
 	for _, c := range cases {
-		fmt.Printf("%-20s %8.0f req/s  p50 %-9s p99 %-9s max %-9s errors %d  %s\n", c.name, c.median(),
+		fmt.Printf("%-20s %8.0f %9s %9s %9s %6d %12s %20s %8.0f %8s %10s\n", c.name, c.median(),
 			c.lat.pct(0.50).Round(time.Microsecond), c.lat.pct(0.99).Round(time.Microsecond),
-			c.lat.max().Round(time.Microsecond), c.lat.errors, &c.cost)
+			c.lat.max().Round(time.Microsecond), c.lat.errors, perCallMicros(c.cost.cpuPerCall()), c.aboveFloor(),
+			c.cost.allocsPerCall(), c.cost.syscallsPerCall(), postgresPerCall(c.cost))
+		if c.lat.firstErr != nil {
+			fmt.Printf("%-20s first error: %.300v\n", "", c.lat.firstErr)
+		}
 	}
-	respond, pgx, db, ro, hit, js := cases[0].median(), cases[1].median(), cases[2].median(), cases[3].median(), cases[4].median(), cases[5].median()
-	combined := 1 / (1/respond + 1/pgx)
-	fmt.Printf("combined limit 1/(1/respond + 1/pgx) = %.0f req/s\n", combined)
-	ratio := func(name string, got, target float64) {
+	if rc, pc := cases[0].cost, cases[1].cost; rc.driver >= 0 && pc.driver >= 0 {
+		fmt.Printf("driver CPU per call: respond %.1f µs, direct pgx loop %.1f µs (the Postgres client's share of the loop)\n",
+			perCall(rc.driver, rc.calls), perCall(pc.driver, pc.calls))
+	}
+	byName := map[string]*limitCase{}
+	for _, c := range cases {
+		byName[c.name] = c
+	}
+	target := func(name string, got, limit float64, unit string) {
 		verdict := "met"
-		if got < target {
+		if got > limit {
 			verdict = "NOT met"
 		}
-		fmt.Printf("  %-28s %.2f  (target ≥ %.2f: %s)\n", name, got, target, verdict)
+		fmt.Printf("  %-42s %+7.1f %s (target ≤ +%.0f %s: %s)\n", name, got, unit, limit, unit, verdict)
 	}
-	// What the ratio could reach if the gateway's MCP work cost nothing:
-	// in the pinned layout the gateway and Postgres share one CPU, so a DB
-	// tool call costs that CPU at least an HTTP exchange (respond's), the
-	// pgx client's work (the driver's CPU per call in the pgx loop) and
-	// Postgres's work for the call, while the combined limit counts the
-	// first and Postgres's share of the pgx loop only.
-	if rc, pc, dc := cases[0].cost, cases[1].cost, cases[2].cost; rc.driver >= 0 && pc.driver >= 0 && dc.postgres >= 0 {
-		floor := rc.cpuPerCall() + perCall(pc.driver, pc.calls) + perCall(dc.postgres, dc.calls)
-		fmt.Printf("DB tool ceiling with no MCP work 1e6/(respond %.1f + pgx client %.1f + Postgres %.1f µs) = %.0f req/s = %.2f × combined\n",
-			rc.cpuPerCall(), perCall(pc.driver, pc.calls), perCall(dc.postgres, dc.calls), 1e6/floor, 1e6/floor/combined)
+	above := func(name string) float64 { c := byName[name]; return c.cost.cpuPerCall() - c.floor.cost.cpuPerCall() }
+	abovePct := func(name string) float64 { return 100 * above(name) / byName[name].floor.cost.cpuPerCall() }
+	fmt.Println("targets (gateway CPU per call above the floor):")
+	target("cache hit, vs the HTTP floor", above("cache hit"), 8, "µs")
+	target("JS handler, vs the HTTP floor", above("JS handler"), 15, "µs")
+	target("DB tool, vs the DB floor", above("DB tool"), 20, "µs")
+	target("DB tool read_only, vs the DB floor", above("DB tool read_only"), 25, "µs")
+	target("OpenAPI tool, vs reverse_proxy", abovePct("OpenAPI tool"), 10, "%")
+	target("MCP source tool, vs reverse_proxy", abovePct("MCP source tool"), 30, "%")
+	if pg, db := byName["direct pgx loop"].cost, byName["DB tool"].cost; pg.postgres >= 0 && db.postgres >= 0 {
+		target("Postgres CPU per DB tool call, vs the bare query", perCall(db.postgres, db.calls)-perCall(pg.postgres, pg.calls), 3, "µs")
 	}
-	ratio("DB tool / combined", db/combined, 0.85)
-	ratio("read_only / combined", ro/combined, 0.75)
-	ratio("cache hit / respond", hit/respond, 0.90)
-	ratio("JS handler / respond", js/respond, 0.85)
 	var worst time.Duration
-	for _, c := range cases[2:] {
-		worst = max(worst, c.lat.max())
+	for _, c := range cases {
+		if c.floor != nil {
+			worst = max(worst, c.lat.max())
+		}
 	}
 	verdict := "met"
 	if worst >= 100*time.Millisecond {
 		verdict = "NOT met"
 	}
-	fmt.Printf("  %-28s %s  (target < 100ms: %s)\n", "worst gateway call", worst.Round(time.Microsecond), verdict)
+	fmt.Printf("  %-42s %s  (target < 100ms: %s)\n", "worst gateway call", worst.Round(time.Microsecond), verdict)
+
+	// At one client: what a proxied MCP call adds to the latency.
+	fmt.Println("MCP proxy at 1 client, p50 (3 rounds):")
+	one := make([]*stats, len(rig.mcpLatency))
+	for i := range one {
+		one[i] = &stats{}
+	}
+	for range limitRounds {
+		for i, c := range rig.mcpLatency {
+			one[i].merge(drive(1, d/limitRounds/2, c.call))
+		}
+	}
+	for i, c := range rig.mcpLatency {
+		fmt.Printf("  %-22s p50 %-9s p99 %-9s\n", c.name, one[i].pct(0.5).Round(time.Microsecond), one[i].pct(0.99).Round(time.Microsecond))
+	}
+	target("MCP source tool p50, vs directly", float64((one[2].pct(0.5) - one[0].pct(0.5)).Microseconds()), 150, "µs")
+}
+
+// aboveFloor is the gateway CPU per call above the case's floor, in µs
+// and as a share of the floor; "" for a floor.
+func (c *limitCase) aboveFloor() string {
+	if c.floor == nil || c.floor.cost.calls == 0 || c.cost.calls == 0 {
+		return ""
+	}
+	f, g := c.floor.cost.cpuPerCall(), c.cost.cpuPerCall()
+	return fmt.Sprintf("%+.1f µs %+.0f%%", g-f, 100*(g-f)/f)
+}
+
+func perCallMicros(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " µs" }
+
+// postgresPerCall is Postgres's CPU per call, "" when not measured or
+// when the case does not reach Postgres.
+func postgresPerCall(c cost) string {
+	if c.postgres < 0 || c.calls == 0 {
+		return ""
+	}
+	v := perCall(c.postgres, c.calls)
+	if v < 1 {
+		return ""
+	}
+	return perCallMicros(v)
 }
 
 // postRespondBody posts body to url and returns the answer.

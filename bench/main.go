@@ -13,6 +13,7 @@
 //	go run ./bench -scenario limits -clients 32 -duration 9s  (limits.go)
 //	go run ./bench -scenario scale|overload -duration 3s  (scale.go)
 //	go run ./bench -scenario bigtools|bigresult -duration 3s  (bigtools.go)
+//	go run ./bench -scenario reset  (resetcost.go)
 //
 // The gateway runs in this process (caddy.Load of a Caddyfile, as
 // `caddy run` does) unless -url points at a running one; limits, scale
@@ -55,12 +56,13 @@ func main() {
 	url := flag.String("url", "", "measure a running gateway's get-user tool instead of starting one")
 	version := flag.String("protocol", "2025-11-25", "MCP protocol version the sessions negotiate")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the gateway phase to this file")
-	scenario := flag.String("scenario", "db", "db: gateway vs direct pgx; cache: cache hits vs Caddy's respond (cachehit.go); openapi: an OpenAPI tool vs Caddy's reverse_proxy; openapi-spec: a large document as a source; openapi-cache: cached OpenAPI tool vs Caddy's respond (openapi.go); mcp: an upstream MCP tool through an MCP source vs called directly (mcpproxy.go); sessions: memory per idle session (sessions.go); limits: every scenario against its limit in one run, with CPU, allocations and syscalls per call (limits.go); scale: the DB tool from 1 to 256 clients; overload: the DB tool at twice its capacity, open loop (scale.go); bigtools: tools/list of 10,000 tools; bigresult: 10,000-row results (bigtools.go); terminate: the DB tool while its backends are terminated (terminate.go); soak: mixed tools for -duration, fails if goroutines, heap, files or connections grow (soak.go)")
+	scenario := flag.String("scenario", "db", "db: gateway vs direct pgx; cache: cache hits vs Caddy's respond (cachehit.go); openapi: an OpenAPI tool vs Caddy's reverse_proxy; openapi-spec: a large document as a source; openapi-cache: cached OpenAPI tool vs Caddy's respond (openapi.go); mcp: an upstream MCP tool through an MCP source vs called directly (mcpproxy.go); sessions: memory per idle session (sessions.go); limits: every scenario against its limit in one run, with CPU, allocations and syscalls per call (limits.go); scale: the DB tool from 1 to 256 clients; overload: the DB tool at twice its capacity, open loop (scale.go); bigtools: tools/list of 10,000 tools; bigresult: 10,000-row results (bigtools.go); terminate: the DB tool while its backends are terminated (terminate.go); soak: mixed tools for -duration, fails if goroutines, heap, files or connections grow (soak.go); reset: Postgres's CPU per call of the query alone and with each way of resetting the session, on a private server (resetcost.go)")
 	sessions := flag.Int("sessions", 10000, "sessions scenario: idle sessions to open")
 	maxSessions := flag.Int("max_sessions", 1000, "sessions scenario: the bound of the second run")
 	spec := flag.String("spec", defaultSpec(), "openapi-spec scenario: the document to load")
 	hot := flag.Int("hot", 100, "cache scenario: distinct keys called")
 	scripts := flag.Bool("scripts", false, "run the script scenarios (scripts.go) instead")
+	resetCalls := flag.Int("calls", 2000, "reset scenario: calls per side and round")
 	layout := flag.String("layout", "", "limits, scale, overload: pinned (gateway and a private Postgres on one CPU, the driver on another; the default with 2 CPUs, taskset and PostgreSQL's server binaries) or shared (all in this process, Postgres of -pg) (layout.go)")
 	flag.Parse()
 	exitOnInterrupt()
@@ -82,6 +84,9 @@ func main() {
 	case "sessions":
 		runSessionsBench(ctx, *sessions, *maxSessions, *version)
 		return
+	case "reset":
+		runResetBench(ctx, *resetCalls)
+		exit(0) // stops the private Postgres
 	}
 	if *scenario == "bigresult" {
 		*rows = max(*rows, 10001) // one call over max_rows

@@ -119,22 +119,12 @@ func runOpenAPIBench(ctx context.Context, clients int, d time.Duration, version,
 	var proxyCost, toolCost cost
 	for range benchRounds {
 		n := upstreamConns.Load()
-		st, c := driveCost(clients, d/benchRounds, func(r *rand.Rand) error {
-			_, err := getItem(ctx, client, base+"/v1/items/"+strconv.FormatInt(r.Int64N(10000)+1, 10))
-			return err
-		})
+		st, c := driveCost(clients, d/benchRounds, restGet(ctx, client, base))
 		proxy.merge(st)
 		proxyCost.merge(c)
 		proxyConns += upstreamConns.Load() - n
 		n = upstreamConns.Load()
-		st, c = driveCost(clients, d/benchRounds, func(r *rand.Rand) error {
-			s := sessions[r.IntN(clients)]
-			res, _, err := s.post(ctx, itemCallBody(s.seq.Add(1), r.Int64N(10000)+1))
-			if err == nil && !bytes.Contains(res, []byte(`"structuredContent"`)) {
-				err = fmt.Errorf("api_getItem: %.200s", res)
-			}
-			return err
-		})
+		st, c = driveCost(clients, d/benchRounds, openAPICall(ctx, sessions))
 		tool.merge(st)
 		toolCost.merge(c)
 		toolConns += upstreamConns.Load() - n
@@ -145,6 +135,27 @@ func runOpenAPIBench(ctx context.Context, clients int, d time.Duration, version,
 	fmt.Printf("connections the upstream accepted: %d from reverse_proxy, %d from the openapi tool\n", proxyConns, toolConns)
 	fmt.Printf("ratio: openapi tool/reverse_proxy = %.2f (target ≥ 0.7)\n", tool.rps()/proxy.rps())
 	printCostRatio("reverse_proxy", proxyCost, "openapi tool", toolCost)
+}
+
+// restGet is one GET of a random item through the reverse_proxy at base.
+func restGet(ctx context.Context, client *http.Client, base string) func(*rand.Rand) error {
+	return func(r *rand.Rand) error {
+		_, err := getItem(ctx, client, base+"/v1/items/"+strconv.FormatInt(r.Int64N(10000)+1, 10))
+		return err
+	}
+}
+
+// openAPICall is one call of the tool api_getItem for a random item on
+// one of sessions, its answer checked.
+func openAPICall(ctx context.Context, sessions []*session) func(*rand.Rand) error {
+	return func(r *rand.Rand) error {
+		s := sessions[r.IntN(len(sessions))]
+		res, _, err := s.post(ctx, itemCallBody(s.seq.Add(1), r.Int64N(10000)+1))
+		if err == nil && !bytes.Contains(res, []byte(`"structuredContent"`)) {
+			err = fmt.Errorf("api_getItem: %.200s", res)
+		}
+		return err
+	}
 }
 
 func itemCallBody(id, item int64) string {

@@ -184,6 +184,15 @@ type Result struct {
 	// gateway may write those bytes as they are instead of decoding and
 	// encoding them again (the result cache canonicalizes what it stores).
 	Canonical bool
+	// Verbatim says Native is an MCP server's own result of a forwarded
+	// tools/call, as it sent it: a JSON object on one line (an SSE event's
+	// data may hold it), with whatever _meta and fields the server wrote.
+	// Where no stage needs it decoded, the gateway may write it as it is,
+	// the result's Meta merged into its _meta, instead of decoding it into
+	// mcp-go's types and encoding it again, which costs a proxied call
+	// more than the rest of its answer and drops the fields mcp-go does not
+	// model. A stage that changes the result makes a new one without it.
+	Verbatim bool
 	// Encoded, when set with Value, is the whole result already encoded as
 	// the gateway writes it to clients with structuredContent, Value's
 	// bytes (a json.RawMessage) held in it verbatim: the result cache

@@ -151,9 +151,9 @@ func (c *Connector) agentTx(ctx context.Context, s pipeline.AgentSession, run fu
 		}()
 		return run(tx)
 	}
-	err = c.onConn(ctx, attempt)
+	err = c.onConn(ctx, attempt, nil)
 	for retry := 0; err != nil && isUnsent(err) && ctx.Err() == nil && retry < int(c.pool.Config().MaxConns); retry++ {
-		err = c.onConn(ctx, attempt)
+		err = c.onConn(ctx, attempt, nil)
 	}
 	var r *refusal
 	if errors.As(err, &r) {

@@ -20,6 +20,7 @@ type Connector struct {
 	ext      extTypes
 	caller   *callerSession // nil unless claims_setting or role_claim (identity.go)
 	verbs    pipelinableMemo
+	proofs   resetProofs // statements that need no reset (proofs.go)
 }
 
 // Close closes the pool, waiting for acquired connections to be released.
@@ -49,7 +50,9 @@ func (c *Connector) Query(ctx context.Context, sql string, args []any) (*pipelin
 	rows, err := c.query(ctx, sql, bound, pre)
 	if err != nil && isStalePlan(err) && ctx.Err() == nil {
 		// pgx has dropped the stale cached statement; the failed attempt
-		// was rejected before running, so one retry is safe.
+		// was rejected before running, so one retry is safe. What the
+		// statement reads changed: its proof goes with it.
+		c.proofs.forget(sql)
 		rows, err = c.query(ctx, sql, bound, pre)
 	}
 	for retry := 0; err != nil && isUnsent(err) && ctx.Err() == nil && retry < int(c.pool.Config().MaxConns); retry++ {
@@ -64,21 +67,35 @@ func (c *Connector) Query(ctx context.Context, sql string, args []any) (*pipelin
 }
 
 func (c *Connector) query(ctx context.Context, sql string, args, pre []any) (rows *pipeline.Rows, err error) {
+	proven := c.proofs.holds(sql)
 	err = c.onConn(ctx, func(conn *pgx.Conn) error {
-		rows, err = c.attempt(ctx, conn, sql, args, pre)
+		rows, err = c.attempt(ctx, conn, sql, args, pre, proven)
 		return err
+	}, func(pc *pgxpool.Conn) bool {
+		if proven || !c.proofs.due(sql) {
+			return false
+		}
+		go c.proofs.prove(ctx, pc, sql) // on this connection, reset by the call; it releases it
+		return true
 	})
 	return rows, err
 }
 
 // onConn runs one attempt on a pooled connection; its error is marked
-// when the attempt provably never reached the server (unsent.go).
-func (c *Connector) onConn(ctx context.Context, attempt func(*pgx.Conn) error) error {
+// when the attempt provably never reached the server (unsent.go). After
+// an attempt that succeeded, keep (if not nil) may take the connection
+// over: it reports whether it did, and then releases it itself.
+func (c *Connector) onConn(ctx context.Context, attempt func(*pgx.Conn) error, keep func(*pgxpool.Conn) bool) error {
 	pc, err := c.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer pc.Release()
+	kept := false
+	defer func() {
+		if !kept {
+			pc.Release()
+		}
+	}()
 	conn := pc.Conn()
 	w := watchOf(conn.PgConn())
 	if w != nil {
@@ -87,11 +104,13 @@ func (c *Connector) onConn(ctx context.Context, attempt func(*pgx.Conn) error) e
 	if err := attempt(conn); err != nil {
 		return markUnsent(err, w)
 	}
+	kept = keep != nil && keep(pc)
 	return nil
 }
 
-// attempt runs the statement once on conn.
-func (c *Connector) attempt(ctx context.Context, conn *pgx.Conn, sql string, args, pre []any) (*pipeline.Rows, error) {
+// attempt runs the statement once on conn; proven, it is not followed by
+// the session reset (proofs.go).
+func (c *Connector) attempt(ctx context.Context, conn *pgx.Conn, sql string, args, pre []any, proven bool) (*pipeline.Rows, error) {
 	var err error
 
 	var res *result
@@ -105,11 +124,12 @@ func (c *Connector) attempt(ctx context.Context, conn *pgx.Conn, sql string, arg
 		} else if !c.verbs.of(sql) {
 			p.reset = sessionReset
 		}
+		p.proven = proven
 		res, err = c.runBatch(ctx, conn, sql, args, p)
 	case c.readOnly:
-		res, err = c.queryPipelined(ctx, conn, sql, args, true)
-	case c.verbs.of(sql):
-		res, err = c.queryPipelined(ctx, conn, sql, args, false)
+		res, err = c.queryPipelined(ctx, conn, sql, args, true, proven)
+	case proven || c.verbs.of(sql):
+		res, err = c.queryPipelined(ctx, conn, sql, args, false, proven)
 	default:
 		// Not pipelined with the reset: the statement may be one that
 		// cannot run inside the implicit transaction a pipeline is (VACUUM,

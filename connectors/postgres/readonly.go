@@ -23,12 +23,13 @@ const rollbackTimeout = 2 * time.Second
 // left inside an aborted transaction; resetSession ends it and resets the
 // session (a session advisory lock survives a rollback) so that the
 // connection goes back to the pool clean instead of being destroyed by
-// pgxpool.
-func (c *Connector) queryPipelined(ctx context.Context, conn *pgx.Conn, sql string, args []any, readOnly bool) (res *result, err error) {
+// pgxpool. A proven statement (proofs.go) has no reset after it.
+func (c *Connector) queryPipelined(ctx context.Context, conn *pgx.Conn, sql string, args []any, readOnly, proven bool) (res *result, err error) {
 	b := batchPlan{reset: pipelinedReset}
 	if readOnly {
 		b.begin, b.reset = "BEGIN READ ONLY", readOnlyReset
 	}
+	b.proven = proven
 	return c.runBatch(ctx, conn, sql, args, b)
 }
 
@@ -38,6 +39,7 @@ type batchPlan struct {
 	prelude string   // run after begin, before the statement (identity.go)
 	preArgs []any    // prelude's arguments
 	reset   []string // after the transaction
+	proven  bool     // the statement needs no reset (proofs.go): reset only if the batch fails
 }
 
 func (c *Connector) runBatch(ctx context.Context, conn *pgx.Conn, sql string, args []any, p batchPlan) (res *result, err error) {
@@ -52,7 +54,11 @@ func (c *Connector) runBatch(ctx context.Context, conn *pgx.Conn, sql string, ar
 	if p.begin != "" {
 		b.Queue("COMMIT")
 	}
-	for _, q := range p.reset {
+	queued := p.reset
+	if p.proven {
+		queued = nil
+	}
+	for _, q := range queued {
 		b.Queue(q)
 	}
 
@@ -88,7 +94,7 @@ func (c *Connector) runBatch(ctx context.Context, conn *pgx.Conn, sql string, ar
 			return nil, err
 		}
 	}
-	for range p.reset {
+	for range queued {
 		if _, err := br.Exec(); err != nil {
 			// The statement is done: the caller gets its rows, the
 			// connection is dropped rather than reused unreset.

@@ -63,18 +63,25 @@ var sessionResetQuery = strings.Join(sessionReset, "; ")
 // pipeline, inside the implicit transaction it makes, followed by
 // pipelinedReset: a query or a DML statement. Others (VACUUM, CREATE INDEX
 // CONCURRENTLY, SET ...) run alone, and sessionReset after them.
-func pipelinable(sql string) bool {
+func pipelinable(sql string) bool { return pipelineVerbs[firstVerb(sql)] }
+
+// firstVerb is the first word of sql (past opening parentheses), upper
+// case: its statement's verb. "" when sql starts otherwise or does not lex.
+func firstVerb(sql string) string {
 	toks, err := sqltemplate.Lex(sql, sqltemplate.Postgres)
 	if err != nil {
-		return false
+		return ""
 	}
 	for _, t := range toks {
 		if t.IsPunct("(") {
 			continue
 		}
-		return (t.Kind == sqltemplate.Keyword || t.Kind == sqltemplate.Identifier) && pipelineVerbs[strings.ToUpper(t.Text)]
+		if t.Kind == sqltemplate.Keyword || t.Kind == sqltemplate.Identifier {
+			return strings.ToUpper(t.Text)
+		}
+		return ""
 	}
-	return false
+	return ""
 }
 
 // pipelinableMemo remembers pipelinable per statement text. A tool's

@@ -15,20 +15,25 @@ import (
 // table), the next caller does not find it, on the read_only path and the
 // read-write one (reset pipelined with the statement; with the simple
 // protocol, sent in the same query string), after a success and after a
-// failure.
+// failure; and with reset proofs (proofs.go), which none of these
+// statements passes.
 func TestSessionReset(t *testing.T) {
 	admin := testservices.PostgresConn(t)
 	for _, tc := range []struct {
 		ro     bool
 		simple bool
-	}{{false, false}, {true, false}, {false, true}} {
+		proofs bool
+	}{{false, false, false}, {true, false, false}, {false, true, false}, {false, false, true}, {true, false, true}} {
 		ro := tc.ro
-		t.Run(fmt.Sprintf("read_only=%t simple=%t", ro, tc.simple), func(t *testing.T) {
+		t.Run(fmt.Sprintf("read_only=%t simple=%t proofs=%t", ro, tc.simple, tc.proofs), func(t *testing.T) {
 			dsn := testservices.PostgresURL(t)
 			if tc.simple {
 				dsn = testservices.PostgresURLWith(t, "default_query_exec_mode", "simple_protocol")
 			}
 			c := open(t, postgres.Config{DSN: dsn, ReadOnly: ro, MaxConns: 1, StatementTimeout: 1234 * time.Millisecond})
+			if tc.proofs {
+				c.EnableResetProofs(time.Hour)
+			}
 			key := time.Now().UnixNano()
 			locked := func() bool {
 				var free bool

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -464,7 +465,7 @@ func (s *session) request(ctx context.Context, method string, params any) (resul
 	if s.exited() {
 		return nil, false, errors.New("the MCP server process is not running")
 	}
-	id := mcp.NewRequestId(fmt.Sprintf("edgemcp-%d", s.nextID.Add(1)))
+	id := mcp.NewRequestId("edgemcp-" + strconv.FormatInt(s.nextID.Add(1), 10))
 	written := s.written.Load()
 	res, err := s.tr.SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION,
@@ -748,7 +749,7 @@ func (lt listedTool) tool(namespace string, c *conn) *pipeline.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return &pipeline.Result{Native: raw}, nil
+			return verbatimResult(raw)
 		}),
 	}
 	if c.set.perCaller {
@@ -770,6 +771,25 @@ func (lt listedTool) tool(namespace string, c *conn) *pipeline.Tool {
 	}
 	c.passTasks(t, lt) // tasks.go
 	return t
+}
+
+// verbatimResult is a tools/call result as the server sent it, marked
+// pipeline.Result.Verbatim: on one line (JSON allows a line break only as
+// white space between tokens, which compacting drops; most servers write
+// none, and their bytes are kept). A result that is not an object is left
+// for the gateway to refuse when it decodes it.
+func verbatimResult(raw json.RawMessage) (*pipeline.Result, error) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return &pipeline.Result{Native: raw}, nil
+	}
+	if bytes.IndexByte(raw, '\n') >= 0 || bytes.IndexByte(raw, '\r') >= 0 {
+		var one bytes.Buffer
+		if err := json.Compact(&one, raw); err != nil {
+			return nil, upstream.Failed("the MCP server sent an invalid result", err)
+		}
+		raw = one.Bytes()
+	}
+	return &pipeline.Result{Native: raw, Verbatim: true}, nil
 }
 
 // credentialTransport adds the source's credentials and headers to every

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
@@ -178,14 +179,17 @@ func cacheControl(h http.Header) (noStore bool, maxAge time.Duration) {
 // and audio as MCP image and audio content, anything else as an embedded
 // resource; no body is null.
 func result(u *url.URL, res *http.Response, body []byte) (*pipeline.Result, error) {
-	meta := map[string]any{"edgemcp/http": map[string]any{"status": res.StatusCode}}
+	meta := statusMeta(res.StatusCode)
 	if res.StatusCode == http.StatusNoContent || len(body) == 0 {
 		return &pipeline.Result{Value: nil, Meta: meta}, nil
 	}
-	mt, _, err := mime.ParseMediaType(res.Header.Get("Content-Type"))
-	if err != nil {
-		mt = http.DetectContentType(body)
-		mt, _, _ = strings.Cut(mt, ";")
+	mt := res.Header.Get("Content-Type")
+	if mt != "application/json" { // the common case needs no parsing
+		var err error
+		if mt, _, err = mime.ParseMediaType(mt); err != nil {
+			mt = http.DetectContentType(body)
+			mt, _, _ = strings.Cut(mt, ";")
+		}
 	}
 	switch {
 	case isJSON(mt):
@@ -216,6 +220,22 @@ func result(u *url.URL, res *http.Response, body []byte) (*pipeline.Result, erro
 	}
 }
 
+// statusMeta is a result's _meta for an answer of status code: made once
+// for each 2xx code (only those become results) and shared, so read only.
+func statusMeta(code int) map[string]any {
+	if code >= 200 && code <= 299 {
+		return successMeta[code-200]
+	}
+	return map[string]any{"edgemcp/http": map[string]any{"status": code}}
+}
+
+var successMeta = func() (m [100]map[string]any) {
+	for i := range m {
+		m[i] = map[string]any{"edgemcp/http": map[string]any{"status": 200 + i}}
+	}
+	return m
+}()
+
 // resourceURI names a response by its URL without query or user info: a
 // credential sent as a query key must not reach the model.
 func resourceURI(u *url.URL) string {
@@ -230,15 +250,61 @@ func resourceURI(u *url.URL) string {
 // CPU than the rest of a call's handling). The object is passed on as the
 // upstream wrote it, compacted: its keys in their order, its numbers as
 // written.
+//
+// mcp-go's encoder builds a map and walks the result's types on every
+// call; the layout it writes is the same each time, so it is taken from
+// mcp-go once (objectLayout) and each call fills in the two values,
+// encoded by encoding/json as mcp-go's encoder encodes them
+// (TestObjectResultIsCanonical, FuzzObjectResult hold the bytes equal).
 func objectResult(obj []byte, meta map[string]any) (*pipeline.Result, error) {
-	b, err := json.Marshal(mcp.CallToolResult{
-		Content:              []mcp.Content{mcp.NewTextContent(string(obj))},
-		RawStructuredContent: json.RawMessage(obj),
-	})
-	if err != nil { // only the object can fail: encoding/json checks a RawMessage as it compacts it
+	text, err := json.Marshal(string(obj))
+	if err != nil {
+		return nil, upstream.Failed("upstream response cannot be encoded", err)
+	}
+	structured, err := json.Marshal(json.RawMessage(obj))
+	if err != nil { // encoding/json checks a RawMessage as it compacts it
 		return nil, upstream.Failed("upstream sent invalid JSON", err)
 	}
-	return &pipeline.Result{Native: b, Canonical: true, Meta: meta}, nil
+	return &pipeline.Result{Native: objectLayout.fill(text, structured), Canonical: true, Meta: meta}, nil
+}
+
+// resultLayout is mcp-go's encoding of a CallToolResult with one text
+// block and structuredContent, cut where the text's and the object's
+// encodings go: parts[0] first, parts[1] between, parts[2] last, the text
+// first unless textLast.
+type resultLayout struct {
+	parts    [3][]byte
+	textLast bool
+}
+
+var objectLayout = func() resultLayout {
+	const textHole, objectHole = "edgemcp:text", `"edgemcp:object"`
+	b, err := json.Marshal(mcp.CallToolResult{
+		Content:              []mcp.Content{mcp.NewTextContent(textHole)},
+		RawStructuredContent: json.RawMessage(objectHole),
+	})
+	t, o := bytes.Index(b, []byte(`"`+textHole+`"`)), bytes.Index(b, []byte(objectHole))
+	if err != nil || t < 0 || o < 0 {
+		panic(fmt.Sprintf("mcp-go's CallToolResult encoding has no place for the text and the object: %s %v", b, err))
+	}
+	tEnd, oEnd := t+len(textHole)+2, o+len(objectHole)
+	if t < o {
+		return resultLayout{parts: [3][]byte{b[:t], b[tEnd:o], b[oEnd:]}}
+	}
+	return resultLayout{parts: [3][]byte{b[:o], b[oEnd:t], b[tEnd:]}, textLast: true}
+}()
+
+func (l resultLayout) fill(text, object []byte) []byte {
+	first, second := text, object
+	if l.textLast {
+		first, second = object, text
+	}
+	out := make([]byte, 0, len(l.parts[0])+len(first)+len(l.parts[1])+len(second)+len(l.parts[2]))
+	out = append(out, l.parts[0]...)
+	out = append(out, first...)
+	out = append(out, l.parts[1]...)
+	out = append(out, second...)
+	return append(out, l.parts[2]...)
 }
 
 func native(v map[string]any, meta map[string]any) (*pipeline.Result, error) {

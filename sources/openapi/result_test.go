@@ -16,6 +16,8 @@ import (
 func TestObjectResultIsCanonical(t *testing.T) {
 	for _, obj := range []string{
 		`{"id": 7, "name": "a<b>&é\u2028"}`,
+		`{"raw": "\u2028 \" </script>"}`,
+		`{"text": "edgemcp:text", "o": "edgemcp:object"}`,
 		`{"b":1,"a":[1.50,2e3],"n":9007199254740993}`,
 		"{\n  \"nested\": {\"z\": null, \"y\": [true, false, {}]}\n}\n",
 		`{}`,
@@ -47,4 +49,29 @@ func TestObjectResultIsCanonical(t *testing.T) {
 	if _, err := objectResult([]byte(`{"a":1} {"b":2}`), nil); err == nil {
 		t.Error("two objects accepted")
 	}
+}
+
+// FuzzObjectResult: for any object an upstream may send, objectResult's
+// bytes are mcp-go's encoding of the same CallToolResult.
+func FuzzObjectResult(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":"<&>"}`, "{\"\xff\":[1,2.0e1]}", `{"x":"\u2029\ud800"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, obj string) {
+		o := bytes.TrimSpace([]byte(obj))
+		if len(o) == 0 || o[0] != '{' || !json.Valid(o) {
+			return
+		}
+		res, err := objectResult(o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(o))}, RawStructuredContent: json.RawMessage(o)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(res.Native, want) {
+			t.Errorf("%q:\n got    %s\n mcp-go %s", obj, res.Native, want)
+		}
+	})
 }
