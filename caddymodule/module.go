@@ -5,6 +5,7 @@ package caddymodule
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/redact"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
 	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
@@ -150,11 +152,14 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // Provision opens (or reuses) the connectors, compiles every tool and
 // builds the MCP server. Anything wrong in the config fails here, before a
 // client sees it. The error, and every line the handler logs, is scrubbed
-// of the config's secrets (redact.go).
+// of the config's secrets (redact.Scrubber).
 func (h *Handler) Provision(ctx caddy.Context) error {
-	scrub := handlerRedaction(h, caddy.NewReplacer()).scrubber()
-	h.logger = scrub.logger(ctx.Logger())
-	return scrub.err(h.provision(ctx))
+	var scrub *redact.Scrubber
+	if raw, err := json.Marshal(h); err == nil {
+		scrub = redact.Provisioned(raw, caddy.NewReplacer()).Scrubber()
+	}
+	h.logger = scrub.Logger(ctx.Logger())
+	return scrub.Err(h.provision(ctx))
 }
 
 func (h *Handler) provision(ctx caddy.Context) error {
