@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/caddymodule/redact"
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
 	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
@@ -128,7 +129,7 @@ type Handler struct {
 	modernMetas   *modernMetas       // direct_modern.go
 	limitRedisKey string
 
-	unknownTool *toolObs
+	calls *telemetry.Recorder // opens each call's telemetry
 
 	clientSessions *clientSessions // mcp's sessions by id (direct_peer.go)
 
@@ -362,7 +363,7 @@ func (h *Handler) Cleanup() error {
 	h.cleanupCache()
 	h.cleanupRateLimits()
 	h.cleanupApprover()
-	h.unexposeAll()
+	telemetry.Unexpose(h)
 	for _, key := range h.poolKeys {
 		releaseConnector(key)
 	}

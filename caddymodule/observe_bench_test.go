@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/edgemcp/edgemcp/caddymodule/redact"
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -37,6 +38,7 @@ func BenchmarkCallTelemetry(b *testing.B) {
 		h, _ := unitHandler(b, tool)
 		enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
 		h.logger = zap.New(zapcore.NewCore(enc, zapcore.AddSync(io.Discard), level))
+		h.calls = telemetry.NewRecorder(h.logger)
 		return h
 	}
 
@@ -66,6 +68,7 @@ func BenchmarkCallTelemetry(b *testing.B) {
 		h := newHandler(zapcore.InfoLevel)
 		_, r := redact.JSON(json.RawMessage(`{"credentials":[{"kind":"bearer","token":"bearer-token-91ce07aa"}],"headers":{"X-Key":"header-key-44d1c8e2"},"spec":"https://s.example/o.json?key=query-key-5e8a2b7c"}`))
 		h.logger = r.Scrubber().Logger(h.logger)
+		h.calls = telemetry.NewRecorder(h.logger)
 		run(b, h, context.Background())
 	})
 	b.Run("metrics+traced", func(b *testing.B) {

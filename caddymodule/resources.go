@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/script"
 	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
@@ -380,7 +381,7 @@ func (h *Handler) resourceHandler(r *declaredResource) server.ResourceTemplateHa
 			}
 		}
 		if h.ErrorDetail != errorDetailFull {
-			perr = perr.WithoutServerText(requestID(ctx))
+			perr = perr.WithoutServerText(telemetry.RequestID(ctx))
 		}
 		return fail(perr)
 	}
