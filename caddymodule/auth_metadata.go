@@ -25,7 +25,7 @@ const wellKnownPrefix = "/.well-known/oauth-protected-resource"
 // would keep those requests from the mcp handler; the mcp handler also
 // answers them itself when they do reach it.
 type ResourceMetadata struct {
-	// HostGate is the endpoint's Host and Origin check (gate.go), applied
+	// HostGate is the endpoint's Host and Origin check (gate.Gate), applied
 	// to the documents too.
 	HostGate
 	// Resource is the endpoint's URL; default: scheme and host of the

@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
 
+	"github.com/edgemcp/edgemcp/caddymodule/gate"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/sources/upstream"
 )
@@ -123,7 +124,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("allowed_origins needs at least one origin (scheme://host[:port] or *)")
 			}
 			for _, o := range origins {
-				if err := checkOrigin(o); err != nil {
+				if err := gate.CheckOrigin(o); err != nil {
 					return d.Errf("%v", err)
 				}
 			}
@@ -134,7 +135,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("allowed_hosts needs at least one host name (name, *.name or *)")
 			}
 			for _, host := range hosts {
-				if err := checkHostName(host); err != nil {
+				if err := gate.CheckHostName(host); err != nil {
 					return d.Errf("%v", err)
 				}
 			}

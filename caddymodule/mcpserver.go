@@ -47,7 +47,7 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 	// Signed session ids (sessionid.go), held by the handler so the direct
 	// path (direct.go) validates them exactly as mcp-go does. mcp-go's own
 	// DNS-rebinding check (loopback listeners only) gives way to the gate
-	// every request has passed before reaching it (gate.go).
+	// every request has passed before reaching it (gate.Gate).
 	streamable := server.NewStreamableHTTPServer(srv,
 		server.WithSessionIdManagerResolver(sessionResolver{h.sessionIDs}),
 		server.WithDisableLocalhostProtection(true),

@@ -68,7 +68,7 @@ type Handler struct {
 	// the one idle the longest is ended (sessionlimit.go). 0: unbounded.
 	MaxSessions int `json:"max_sessions,omitempty"`
 	// HostGate: allowed_origins and allowed_hosts, checked before anything
-	// else on every request (gate.go).
+	// else on every request (gate.Gate).
 	HostGate
 	// SessionKeys sign MCP session ids (sessionid.go): the first signs, all
 	// verify. Nodes that share them accept each other's sessions. Default:

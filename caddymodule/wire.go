@@ -74,7 +74,7 @@ func callStateFrom(ctx context.Context) *callState {
 // streamable HTTP transport do the rest.
 func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !h.admit(w, r) {
-		return // Host or Origin refused (gate.go)
+		return // Host or Origin refused (gate.Gate)
 	}
 	if !h.inFlight.enter(w, r) {
 		return // max_concurrent requests already being served: 503 (inflight.go)
