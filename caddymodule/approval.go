@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -52,6 +53,13 @@ const (
 	approvalNonceLen     = 16
 )
 
+// b64 encodes nonces and tags; strictB64 refuses an encoding whose unused
+// low bits are not zero, so that a state has one spelling.
+var (
+	b64       = base64.RawURLEncoding
+	strictB64 = base64.RawURLEncoding.Strict()
+)
+
 // The decisions an audit line records.
 const (
 	decisionApproved    = "approved"
@@ -68,7 +76,7 @@ const (
 // approver implements pipeline.Approver for every tool of one handler.
 type approver struct {
 	timeout time.Duration
-	// keys are the session keys (sessionid.go): the first signs 2026-07-28
+	// keys are the session keys (session.IDs): the first signs 2026-07-28
 	// request states, every one verifies them, so a state survives a
 	// reload and is accepted by every node that shares session_key.
 	keys  [][]byte

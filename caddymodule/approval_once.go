@@ -101,7 +101,7 @@ func (l *localSpent) spend(_ context.Context, nonce string, ttl time.Duration) (
 // with the shared record of spent answers when the config asks for
 // approvals and the nodes share a Redis.
 func (h *Handler) provisionApprover(repl *caddy.Replacer) error {
-	h.approver = newApprover(h.sessionIDs.keys, time.Duration(h.ApprovalTimeout), h.logger.Named("audit"))
+	h.approver = newApprover(h.sessionIDs.Keys(), time.Duration(h.ApprovalTimeout), h.logger.Named("audit"))
 	url, prefix := h.approvalRedis()
 	if url == "" || !h.asksApproval() {
 		h.approver.spent = spentHere

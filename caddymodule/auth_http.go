@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/session"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -152,4 +153,14 @@ func (h *Handler) callable(ctx context.Context, t *pipeline.Tool) bool {
 	}
 	info := authRequestInfo(ctx)
 	return info != nil && check.Allows(ctx, info, t.Name)
+}
+
+// endpointOwner is the owner a request's sessions get (session.Owner):
+// its endpoint identity (authenticateEndpoint).
+func endpointOwner(ctx context.Context) session.Owner {
+	id, _ := ctx.Value(endpointIdentityKey{}).(*pipeline.Identity)
+	if id == nil {
+		return session.Owner{}
+	}
+	return session.Owner{Provider: id.Provider, Subject: id.Subject}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/edgemcp/edgemcp/caddymodule/gate"
+	"github.com/edgemcp/edgemcp/caddymodule/session"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/sources/upstream"
 )
@@ -150,8 +151,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			for i, k := range keys {
 				// A placeholder is checked at provision, once expanded.
-				if !strings.Contains(k, "{") && len(k) < minSessionKeyLen {
-					return d.Errf("session_key: key %d is %d bytes, want at least %d", i+1, len(k), minSessionKeyLen)
+				if !strings.Contains(k, "{") && len(k) < session.MinKeyLen {
+					return d.Errf("session_key: key %d is %d bytes, want at least %d", i+1, len(k), session.MinKeyLen)
 				}
 			}
 			h.SessionKeys = keys

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/edgemcp/edgemcp/caddymodule/session"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -33,9 +34,9 @@ var sessionVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2
 // directSession reports whether r may be answered on a direct path (a call
 // here, a tools/list in direct_list.go): a protocol version with sessions,
 // JSON in and out, and a session id of this caller's that was not ended
-// (admitSession's verdict).
+// (session.IDs.Admit's verdict).
 func (h *Handler) directSession(r *http.Request) bool {
-	return sessionVersions[r.Header.Get("Mcp-Protocol-Version")] && jsonExchange(r) && sessionCheckOf(r).live()
+	return sessionVersions[r.Header.Get("Mcp-Protocol-Version")] && jsonExchange(r) && session.CheckOf(r).Live()
 }
 
 // jsonExchange: a JSON request from a client that takes a JSON answer.

@@ -44,12 +44,12 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 	h.addResourcesAndPrompts(srv)
 
 	idle := h.sessionIdleTimeout()
-	// Signed session ids (sessionid.go), held by the handler so the direct
+	// Signed session ids (session.IDs), held by the handler so the direct
 	// path (direct.go) validates them exactly as mcp-go does. mcp-go's own
 	// DNS-rebinding check (loopback listeners only) gives way to the gate
 	// every request has passed before reaching it (gate.Gate).
 	streamable := server.NewStreamableHTTPServer(srv,
-		server.WithSessionIdManagerResolver(sessionResolver{h.sessionIDs}),
+		server.WithSessionIdManagerResolver(h.sessionIDs.Resolver()),
 		server.WithDisableLocalhostProtection(true),
 		server.WithSessionIdleTTL(idle),
 		server.WithStreamableHTTPLogger(ctx.Slogger()),

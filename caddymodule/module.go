@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/caddymodule/redact"
+	"github.com/edgemcp/edgemcp/caddymodule/session"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
@@ -65,12 +66,12 @@ type Handler struct {
 	// SessionIdleTimeout forgets MCP sessions idle this long (default 30m).
 	SessionIdleTimeout caddy.Duration `json:"session_idle_timeout,omitempty"`
 	// MaxSessions bounds the sessions this node keeps state for; past it
-	// the one idle the longest is ended (sessionlimit.go). 0: unbounded.
+	// the one idle the longest is ended (session.Limit). 0: unbounded.
 	MaxSessions int `json:"max_sessions,omitempty"`
 	// HostGate: allowed_origins and allowed_hosts, checked before anything
 	// else on every request (gate.Gate).
 	HostGate
-	// SessionKeys sign MCP session ids (sessionid.go): the first signs, all
+	// SessionKeys sign MCP session ids (session.IDs): the first signs, all
 	// verify. Nodes that share them accept each other's sessions. Default:
 	// a random key per process.
 	SessionKeys []string `json:"session_keys,omitempty"`
@@ -96,7 +97,7 @@ type Handler struct {
 	RateLimit      *RateLimitConfig      `json:"rate_limit,omitempty"`
 	RateLimitStore *RateLimitStoreConfig `json:"rate_limit_redis,omitempty"`
 	// MaxConcurrent bounds the endpoint's POST requests served at once on
-	// this node; one beyond is answered 503 (inflight.go). 0: unbounded.
+	// this node; one beyond is answered 503 (session.InFlight). 0: unbounded.
 	MaxConcurrent int `json:"max_concurrent,omitempty"`
 	// Cache is the result cache (cache.go).
 	Cache *CacheConfig `json:"cache,omitempty"`
@@ -109,9 +110,9 @@ type Handler struct {
 	declared   []*pipeline.Tool  // the Caddyfile's tools, as provisioned
 	sources    []loadedSource    // sources.go
 	connTypes  map[string]string // connector name → type, for telemetry
-	sessionIDs *sessionIDs
-	sessions   *sessionLimit // nil without max_sessions
-	approver   *approver     // approval.go
+	sessionIDs *session.IDs
+	sessions   *session.Limit // nil without max_sessions
+	approver   *approver      // approval.go
 	// approvalRedisKey holds the approvals' share of a Redis client
 	// (approval_once.go).
 	approvalRedisKey string
@@ -124,12 +125,15 @@ type Handler struct {
 	redisKey         string
 
 	limits        ratelimit.Store    // rate limit counters (ratelimit.go)
-	inFlight      *inFlight          // nil without max_concurrent (inflight.go)
+	inFlight      *session.InFlight  // nil without max_concurrent
 	serverInfo    mcp.Implementation // name and version, as a 2026-07-28 result's _meta says them (direct_modern.go)
 	modernMetas   *modernMetas       // direct_modern.go
 	limitRedisKey string
 
 	calls *telemetry.Recorder // opens each call's telemetry
+	// errorRoutes: the server has handle_errors routes, which answer the
+	// requests the handler refuses (refused).
+	errorRoutes bool
 
 	clientSessions *clientSessions // mcp's sessions by id (direct_peer.go)
 
@@ -178,7 +182,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		h.ErrorDetail = errorDetailSafe
 	}
 	if h.MaxConcurrent > 0 {
-		h.inFlight = &inFlight{max: int64(h.MaxConcurrent)}
+		h.inFlight = session.NewInFlight(h.MaxConcurrent)
 	}
 	h.serverInfo = mcp.Implementation{Name: h.ServerName, Version: h.ServerVersion}
 	h.modernMetas = &modernMetas{known: make(map[string]string)}
@@ -220,6 +224,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if err := h.HostGate.provision(ctx); err != nil {
 		return err
 	}
+	h.errorRoutes = hasErrorRoutes(ctx)
 	if err := h.provisionSessionKeys(repl); err != nil {
 		return err
 	}
@@ -299,8 +304,8 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	h.provisionSubscriptions()
 	if h.MaxSessions > 0 {
 		streamable, subs := h.streamable, h.subs
-		h.sessions = newSessionLimit(h.MaxSessions, h.sessionIdleTimeout(), func(id string) {
-			endSession(streamable, id)
+		h.sessions = session.NewLimit(h.MaxSessions, h.sessionIdleTimeout(), func(id string) {
+			session.End(streamable, id)
 			if subs != nil {
 				subs.end(id)
 			}
@@ -337,12 +342,12 @@ func (h *Handler) provisionSessionKeys(repl *caddy.Replacer) error {
 	keys := make([][]byte, 0, len(h.SessionKeys))
 	for i, k := range h.SessionKeys {
 		k = repl.ReplaceKnown(k, "")
-		if len(k) < minSessionKeyLen {
-			return fmt.Errorf("session_key %d of %d: %d bytes, want at least %d (is the environment variable set?)", i+1, len(h.SessionKeys), len(k), minSessionKeyLen)
+		if len(k) < session.MinKeyLen {
+			return fmt.Errorf("session_key %d of %d: %d bytes, want at least %d (is the environment variable set?)", i+1, len(h.SessionKeys), len(k), session.MinKeyLen)
 		}
 		keys = append(keys, []byte(k))
 	}
-	h.sessionIDs = newSessionIDs(keys)
+	h.sessionIDs = session.NewIDs(keys, endpointOwner)
 	return nil
 }
 
@@ -373,8 +378,7 @@ func (h *Handler) Cleanup() error {
 
 // ServeHTTP serves the MCP endpoint; it never calls next.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	h.serveMCP(w, r)
-	return nil
+	return h.serveMCP(w, r)
 }
 
 // Interface guards.

@@ -133,22 +133,22 @@ func limitKey(scope string, c *RateLimitConfig, tool string, id *pipeline.Identi
 	}
 }
 
-// allowEndpoint applies the endpoint's rate limit to a request; a refused
-// one is answered 429 with Retry-After.
-func (h *Handler) allowEndpoint(w http.ResponseWriter, r *http.Request) bool {
+// allowEndpoint applies the endpoint's rate limit to a request; for a
+// refused one it sets Retry-After and returns the 429 to answer (a
+// caddyhttp.HandlerError).
+func (h *Handler) allowEndpoint(w http.ResponseWriter, r *http.Request) error {
 	if h.RateLimit == nil || r.Method == http.MethodOptions {
-		return true
+		return nil
 	}
 	id, _ := r.Context().Value(endpointIdentityKey{}).(*pipeline.Identity)
 	key := limitKey("endpoint", h.RateLimit, "", id, clientIP(r))
 	ok, retry, _ := h.limits.Allow(r.Context(), key, h.RateLimit.limit())
 	if ok {
-		return true
+		return nil
 	}
 	telemetry.RateLimited.WithLabelValues("endpoint", "").Inc()
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
-	writeJSONRPCError(w, http.StatusTooManyRequests, pipeline.CodeStageFailed, fmt.Sprintf("rate limited: retry in %s", roundUp(retry)))
-	return false
+	return caddyhttp.Error(http.StatusTooManyRequests, fmt.Errorf("rate limited: retry in %s", roundUp(retry)))
 }
 
 // clientIP is Caddy's client IP (trusted proxies applied), else the peer.

@@ -13,6 +13,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/edgemcp/edgemcp/caddymodule/session"
+	"github.com/edgemcp/edgemcp/caddymodule/session/sessiontest"
 )
 
 // Sessions belong to the caller they were issued to (docs/security.md,
@@ -73,7 +76,7 @@ func TestSessionBoundToCaller(t *testing.T) {
 	if status, body := statusOnly(t, http.MethodPost, g.URL, sessionHeaders(alice, aliceSession), count); status != http.StatusOK || !strings.Contains(body, `\"n\":0`) {
 		t.Fatalf("alice in her session: %d %s", status, body)
 	}
-	unknown := (&sessionIDs{keys: [][]byte{testKey('u')}}).generate(anyone)
+	unknown := session.NewIDs([][]byte{testKey('u')}, nil).Generate(session.Owner{})
 	for _, tt := range []struct {
 		name, method, body string
 	}{
@@ -114,7 +117,7 @@ func TestEndedSessionOtherSpelling(t *testing.T) {
 		t.Fatalf("the ended id: %d %s", status, body)
 	}
 	served := 0
-	for _, other := range otherSpellings(id) {
+	for _, other := range sessiontest.OtherSpellings(id) {
 		if status, body := callWith(t, g.URL, other); status != http.StatusNotFound || body != "Invalid session ID\n" {
 			served++
 			if served == 1 {
@@ -123,7 +126,7 @@ func TestEndedSessionOtherSpelling(t *testing.T) {
 		}
 	}
 	if served > 0 {
-		t.Errorf("%d of %d other spellings of an ended id were served", served, len(otherSpellings(id)))
+		t.Errorf("%d of %d other spellings of an ended id were served", served, len(sessiontest.OtherSpellings(id)))
 	}
 }
 

@@ -1,231 +1,18 @@
 package caddymodule
 
 import (
-	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/edgemcp/edgemcp/caddymodule/session"
 )
 
-func testKey(c byte) []byte { return []byte(strings.Repeat(string(c), minSessionKeyLen)) }
-
-// anyone is the owner of sessions on an endpoint without default_auth.
-var anyone = sessionOwner{}
-
-func TestSessionIDsVerify(t *testing.T) {
-	ids := &sessionIDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
-	id := ids.generate(anyone)
-	if terminated, err := ids.check(id, anyone).Validate(id); err != nil || terminated {
-		t.Fatalf("own id %q: terminated=%v err=%v", id, terminated, err)
-	}
-	if other := ids.generate(anyone); other == id {
-		t.Fatal("two ids alike")
-	}
-	reSigned := (&sessionIDs{keys: [][]byte{testKey('b')}}).generate(anyone)
-	nonce, _, _ := strings.Cut(strings.TrimPrefix(id, sessionIDPrefix), ".")
-	_, otherTag, _ := strings.Cut(strings.TrimPrefix(reSigned, sessionIDPrefix), ".")
-	flipped := []byte(id)
-	flipped[len(flipped)-3] ^= 1
-	for name, bad := range map[string]string{
-		"empty":                 "",
-		"uuid (mcp-go's form)":  "mcp-session-" + uuid.NewString(),
-		"truncated":             id[:len(id)-1],
-		"extended":              id + "A",
-		"no tag":                sessionIDPrefix + nonce,
-		"empty tag":             sessionIDPrefix + nonce + ".",
-		"flipped tag bit":       string(flipped),
-		"re-signed, other key":  reSigned,
-		"own nonce, other tag":  sessionIDPrefix + nonce + "." + otherTag,
-		"no prefix":             strings.TrimPrefix(id, sessionIDPrefix),
-		"padded base64":         id + "==",
-		"not base64":            sessionIDPrefix + strings.Repeat("!", 22) + "." + strings.Repeat("!", 22),
-		"uppercased":            strings.ToUpper(id),
-		"whitespace around it":  " " + id,
-		"other prefix, same id": "mcp-sessio-" + strings.TrimPrefix(id, sessionIDPrefix),
-	} {
-		c := ids.check(bad, anyone)
-		if _, err := c.Validate(bad); err != errBadSessionID {
-			t.Errorf("%s (%q): err=%v, want errBadSessionID", name, bad, err)
-		}
-		if _, err := c.Terminate(bad); err != errBadSessionID {
-			t.Errorf("Terminate %s: err=%v, want errBadSessionID", name, err)
-		}
-	}
-}
-
-// otherSpellings are the strings that decode, leniently, to the bytes of
-// id: the last character of each part carries 2 bits of data and 4 that a
-// lenient decoder ignores.
-func otherSpellings(id string) []string {
-	rest := strings.TrimPrefix(id, sessionIDPrefix)
-	n, tag, _ := strings.Cut(rest, ".")
-	alphabet := "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-	var out []string
-	for _, part := range []int{0, 1} {
-		p := []string{n, tag}[part]
-		last := strings.IndexByte(alphabet, p[len(p)-1])
-		for low := range 16 {
-			c := alphabet[last&^15|low]
-			if c == p[len(p)-1] {
-				continue
-			}
-			q := []string{n, tag}
-			q[part] = p[:len(p)-1] + string(c)
-			out = append(out, sessionIDPrefix+q[0]+"."+q[1])
-		}
-	}
-	return out
-}
-
-// An id has one spelling: the others (same bytes under a lenient base64
-// decoder) are refused, so that an ended id cannot be served again under
-// another name.
-func TestSessionIDsCanonical(t *testing.T) {
-	ids := &sessionIDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
-	id := ids.generate(anyone)
-	others := otherSpellings(id)
-	if len(others) != 30 {
-		t.Fatalf("%d other spellings, want 30", len(others))
-	}
-	for _, other := range others {
-		if _, _, ok := parseSessionID(other); ok {
-			t.Errorf("%q (another spelling of %q) is accepted", other, id)
-		}
-	}
-}
-
-// FuzzSessionIDCanonical: whatever string parses is the one encoding of
-// its bytes.
-func FuzzSessionIDCanonical(f *testing.F) {
-	ids := &sessionIDs{keys: [][]byte{testKey('a')}}
-	id := ids.generate(anyone)
-	f.Add(id)
-	for _, o := range otherSpellings(id)[:4] {
-		f.Add(o)
-	}
-	f.Add(id + "\n")
-	f.Add(strings.Replace(id, ".", "\r.", 1))
-	f.Fuzz(func(t *testing.T, s string) {
-		nonce, tag, ok := parseSessionID(s)
-		if !ok {
-			return
-		}
-		if canon := sessionIDPrefix + b64.EncodeToString(nonce[:]) + "." + b64.EncodeToString(tag[:]); canon != s {
-			t.Fatalf("%q parses, but its bytes are spelt %q", s, canon)
-		}
-	})
-}
-
-// An id is its owner's: another owner (or nobody) gets errBadSessionID
-// for it, the answer to an id never issued.
-func TestSessionIDsBoundToOwner(t *testing.T) {
-	ids := &sessionIDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
-	alice := sessionOwner{"sso", "alice"}
-	id := ids.generate(alice)
-	if _, err := ids.check(id, alice).Validate(id); err != nil {
-		t.Fatalf("alice's own id: %v", err)
-	}
-	for _, other := range []sessionOwner{{"sso", "bob"}, {"keys", "alice"}, anyone, {"sso", "alic"}, {"ssoa", "lice"}, {"sso", "alice\x00"}} {
-		c := ids.check(id, other)
-		if _, err := c.Validate(id); err != errBadSessionID {
-			t.Errorf("%+v validates alice's id: %v", other, err)
-		}
-		if _, err := c.Terminate(id); err != errBadSessionID {
-			t.Errorf("%+v terminates alice's id: %v", other, err)
-		}
-	}
-	if terminated, _ := ids.check(id, alice).Validate(id); terminated {
-		t.Error("another owner's Terminate ended alice's session")
-	}
-	unowned := ids.generate(anyone)
-	if _, err := ids.check(unowned, alice).Validate(unowned); err != errBadSessionID {
-		t.Errorf("alice validates an unowned id: %v", err)
-	}
-}
-
-// Rotation: the new key signs, the previous one still verifies; ids of a key
-// no longer listed are refused.
-func TestSessionIDsRotation(t *testing.T) {
-	old := &sessionIDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
-	rotated := &sessionIDs{keys: [][]byte{testKey('b'), testKey('a')}, ended: newEndedSet(10)}
-	after := &sessionIDs{keys: [][]byte{testKey('b')}, ended: newEndedSet(10)}
-	alice := sessionOwner{"sso", "alice"}
-	oldID, newID := old.generate(alice), rotated.generate(alice)
-	valid := func(ids *sessionIDs, id string) bool { return ids.check(id, alice).valid }
-	if !valid(rotated, oldID) {
-		t.Error("rotated keys refuse an id of the previous key")
-	}
-	if !valid(after, newID) {
-		t.Error("an id of the new key is refused once the old one is dropped")
-	}
-	if valid(after, oldID) {
-		t.Error("an id of a dropped key is accepted")
-	}
-	if valid(old, newID) {
-		t.Error("the old key accepts an id of the new one")
-	}
-}
-
-func TestSessionIDsTerminate(t *testing.T) {
-	ids := &sessionIDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
-	id := ids.generate(anyone)
-	if _, err := ids.check(id, anyone).Terminate(id); err != nil {
-		t.Fatal(err)
-	}
-	if terminated, err := ids.check(id, anyone).Validate(id); err != nil || !terminated {
-		t.Errorf("after Terminate: terminated=%v err=%v", terminated, err)
-	}
-	// mcp-go's housekeeping (reload, idle sweep) ends nothing.
-	other := ids.generate(anyone)
-	mgr := sessionResolver{ids}.ResolveSessionIdManager(nil)
-	if _, err := mgr.Terminate(other); err != nil {
-		t.Fatal(err)
-	}
-	if terminated, _ := ids.check(other, anyone).Validate(other); terminated {
-		t.Error("housekeeping Terminate ended a session")
-	}
-	if got, ok := (sessionResolver{ids}).ResolveSessionIdManager(&http.Request{}).(*sessionCheck); !ok || got.ids != ids {
-		t.Errorf("a request gets %T, want its sessionCheck", got)
-	}
-}
-
-// The memory of ended sessions is bounded: the oldest are forgotten.
-func TestEndedSetIsBounded(t *testing.T) {
-	e := newEndedSet(3)
-	n := func(i int) sessionNonce { return sessionNonce{byte(i)} }
-	for i := range 5 {
-		e.add(n(i))
-		e.add(n(i)) // twice: counted once
-	}
-	if len(e.ids) != 3 || len(e.order) != 3 {
-		t.Fatalf("%d ids, %d in order, want 3", len(e.ids), len(e.order))
-	}
-	for i, want := range []bool{false, false, true, true, true} {
-		if got := e.has(n(i)); got != want {
-			t.Errorf("has(%d) = %v, want %v", i, got, want)
-		}
-	}
-}
-
-// BenchmarkSessionIDValidate is the gate's work for a request that
-// carries a session id: the verdict for its (verified) caller.
-func BenchmarkSessionIDValidate(b *testing.B) {
-	ids := &sessionIDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
-	alice := sessionOwner{"sso", "alice@example.com"}
-	id := ids.generate(alice)
-	for b.Loop() {
-		if !ids.check(id, alice).live() {
-			b.Fatal("refused")
-		}
-	}
-}
+func testKey(c byte) []byte { return []byte(strings.Repeat(string(c), session.MinKeyLen)) }
 
 func sessionCaddyfile(t *testing.T, sites ...string) string {
 	seed, _ := filepath.Abs("../examples/data/demo.sql")
@@ -281,7 +68,7 @@ func TestForgedSessionIDsAreUnknown(t *testing.T) {
 	if status, body := callWith(t, g.URL, id); status != http.StatusOK || !strings.Contains(body, `\"n\":`) {
 		t.Fatalf("the issued id: %d %q", status, body)
 	}
-	reSigned := (&sessionIDs{keys: [][]byte{testKey('z')}}).generate(anyone)
+	reSigned := session.NewIDs([][]byte{testKey('z')}, nil).Generate(session.Owner{})
 	_, unknownBody := callWith(t, g.URL, "garbage")
 	before := directCount()
 	for name, forged := range map[string]string{
@@ -339,39 +126,4 @@ func TestSessionKeyShared(t *testing.T) {
 	if status, body := callWith(t, url(0), id); status != http.StatusNotFound || !strings.Contains(body, "terminated") {
 		t.Errorf("after DELETE: %d %q, want 404 Session terminated", status, body)
 	}
-}
-
-// TestSessionTagPooledMACs: tags from the pooled, once-keyed MACs are the
-// HMAC of the id's definition, for every key and owner, however often and
-// however concurrently a MAC is reused.
-func TestSessionTagPooledMACs(t *testing.T) {
-	ids := &sessionIDs{keys: [][]byte{testKey('a'), testKey('b')}}
-	want := func(key []byte, nonce sessionNonce, o sessionOwner) []byte {
-		mac := hmac.New(sha256.New, key)
-		mac.Write([]byte(sessionIDContext))
-		mac.Write(nonce[:])
-		if o != anyone {
-			mac.Write(append([]byte{byte(len(o.provider))}, o.provider...))
-			mac.Write(append([]byte{byte(len(o.subject))}, o.subject...))
-		}
-		return mac.Sum(nil)[:sessionTagLen]
-	}
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for n := range 200 {
-				var nonce sessionNonce
-				copy(nonce[:], fmt.Sprintf("nonce %02d %04d...", g, n))
-				o := []sessionOwner{anyone, {"sso", fmt.Sprint("user", n)}}[n%2]
-				for i, k := range ids.keys {
-					var got [sessionTagLen]byte
-					if ids.tag(&got, i, &nonce, o); !bytes.Equal(got[:], want(k, nonce, o)) {
-						t.Errorf("key %d, nonce %q, owner %v: tag %x, want %x", i, nonce, o, got, want(k, nonce, o))
-						return
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
 }

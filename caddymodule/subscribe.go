@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/session"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -211,7 +212,7 @@ func (h *Handler) trackSubscriber(r *http.Request) func() {
 	}
 	s := h.subs
 	if r.Method == http.MethodDelete {
-		if sessionCheckOf(r) != nil { // the caller's own session (admitSession)
+		if session.CheckOf(r) != nil { // the caller's own session (session.IDs.Admit)
 			s.end(id)
 		}
 		return func() {}

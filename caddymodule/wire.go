@@ -12,8 +12,10 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/edgemcp/edgemcp/caddymodule/session"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -72,68 +74,68 @@ func callStateFrom(ctx context.Context) *callState {
 
 // serveMCP bounds the body, notes a tools/call, and lets mcp-go's
 // streamable HTTP transport do the rest.
-func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) error {
 	if !h.admit(w, r) {
-		return // Host or Origin refused (gate.Gate)
+		return nil // Host or Origin refused (gate.Gate)
 	}
-	if !h.inFlight.enter(w, r) {
-		return // max_concurrent requests already being served: 503 (inflight.go)
+	if err := h.inFlight.Enter(w, r); err != nil {
+		return h.refused(w, err) // max_concurrent requests already being served: 503 (session.InFlight)
 	}
-	defer h.inFlight.leave(r)
+	defer h.inFlight.Leave(r)
 	if h.serveCatalogScript(w, r) {
-		return // the catalog page's script: static, for anyone (catalog.go)
+		return nil // the catalog page's script: static, for anyone (catalog.go)
 	}
 	if r = h.authenticateEndpoint(w, r); r == nil {
-		return // refused, or the metadata document was served (auth_http.go)
+		return nil // refused, or the metadata document was served (auth_http.go)
 	}
-	if !h.allowEndpoint(w, r) {
-		return // over the endpoint's rate limit: 429 (ratelimit.go)
+	if err := h.allowEndpoint(w, r); err != nil {
+		return h.refused(w, err) // over the endpoint's rate limit: 429 (ratelimit.go)
 	}
 	if h.serveCatalog(w, r, false) {
-		return
+		return nil
 	}
-	if r = h.admitSession(w, r); r == nil {
-		return // a session id not issued to this caller, or ended: 404 (sessionid.go)
+	if r = h.sessionIDs.Admit(w, r); r == nil {
+		return nil // a session id not issued to this caller, or ended: 404 (session.IDs)
 	}
 	if h.sessions != nil {
-		defer h.trackSession(w, r)()
+		defer h.sessions.Track(w, r)()
 	}
 	defer h.trackSubscriber(r)() // subscribe.go
 	mw := &mcpWriter{inner: w}
-	if c := sessionCheckOf(r); c != nil {
-		mw.requestIDs, mw.session = serverRequestIDs{h.sessionIDs.keys}, c.id // requestids.go
+	if c := session.CheckOf(r); c != nil {
+		mw.requestIDs, mw.session = h.sessionIDs.RequestIDs(), c.ID() // session.RequestIDs
 	}
 	if r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.MaxBodySize))
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				writeJSONRPCError(w, http.StatusRequestEntityTooLarge, -32600, fmt.Sprintf("request body larger than %d bytes", h.MaxBodySize))
-				return
+				return h.refused(w, caddyhttp.Error(http.StatusRequestEntityTooLarge, fmt.Errorf("request body larger than %d bytes", h.MaxBodySize)))
 			}
 			writeJSONRPCError(w, http.StatusBadRequest, -32700, "cannot read request body")
-			return
+			return nil
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if h.answerListDirectly(w, r, body) {
-			return
+			return nil
 		}
 		if st := h.inspectCall(body, r); st != nil {
 			r = r.WithContext(context.WithValue(r.Context(), callStateKey{}, st))
 			if h.answerDirectly(w, r, st) {
-				return
+				return nil
 			}
 			mw.st = st
 		} else if st := h.inspectRead(body, r); st != nil { // resources_serve.go
 			r = r.WithContext(context.WithValue(r.Context(), callStateKey{}, st))
 			mw.st = st
-		} else if body = h.openAnswer(w, r, body); body == nil {
-			return // an answer to a request the gateway did not send in this session (requestids.go)
+		} else if body = h.sessionIDs.OpenAnswer(w, r, body); body == nil {
+			return nil // an answer to a request the gateway did not send in this session (session.RequestIDs)
 		} else {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 	}
 	h.streamable.ServeHTTP(mw, r)
+	return nil
 }
 
 // inspectCall decodes a tools/call message; nil for anything else. An
@@ -277,8 +279,8 @@ type mcpWriter struct {
 	st    *callState
 	done  bool // rewrite applied (only ever one)
 	// In a session, the ids of requests to the client are sealed
-	// (requestids.go).
-	requestIDs serverRequestIDs
+	// (session.RequestIDs).
+	requestIDs session.RequestIDs
 	session    string
 }
 
@@ -289,7 +291,7 @@ func (m *mcpWriter) WriteHeader(status int)      { m.inner.WriteHeader(status) }
 func (m *mcpWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	if m.session != "" {
-		p = m.requestIDs.sealEvent(p, m.session)
+		p = m.requestIDs.SealEvent(p, m.session)
 	}
 	if m.st != nil && !m.done {
 		if out, ok := m.st.rewrite(p); ok {

@@ -1,4 +1,4 @@
-package caddymodule
+package session
 
 import (
 	"bytes"
@@ -25,11 +25,15 @@ import (
 
 const serverRequestContext = "edgemcp server request v1\x00"
 
-// serverRequestIDs seals and opens the ids, with the session keys (the
-// first seals, every one opens).
-type serverRequestIDs struct{ keys [][]byte }
+// RequestIDs seals and opens the ids, with the session keys (the first
+// seals, every one opens).
+type RequestIDs struct{ keys [][]byte }
 
-func (p serverRequestIDs) tag(key []byte, session string, n int64) []byte {
+// RequestIDs seals and opens the ids of requests to the client with the
+// session keys.
+func (s *IDs) RequestIDs() RequestIDs { return RequestIDs{s.keys} }
+
+func (p RequestIDs) tag(key []byte, session string, n int64) []byte {
 	mac := hmac.New(sha256.New, key)
 	in := append([]byte(serverRequestContext), binary.AppendUvarint(nil, uint64(len(session)))...)
 	in = append(in, session...)
@@ -38,12 +42,12 @@ func (p serverRequestIDs) tag(key []byte, session string, n int64) []byte {
 }
 
 // seal is the id the client sees for request n of session.
-func (p serverRequestIDs) seal(session string, n int64) string {
+func (p RequestIDs) seal(session string, n int64) string {
 	return strconv.FormatInt(n, 10) + "." + b64.EncodeToString(p.tag(p.keys[0], session, n))
 }
 
 // open returns the number of a sealed id of session.
-func (p serverRequestIDs) open(session, id string) (int64, bool) {
+func (p RequestIDs) open(session, id string) (int64, bool) {
 	num, t, ok := strings.Cut(id, ".")
 	if !ok || len(t) != b64.EncodedLen(16) {
 		return 0, false
@@ -71,9 +75,9 @@ func (p serverRequestIDs) open(session, id string) (int64, bool) {
 // error there, a notification no id.
 var mcpRequestEvent = []byte(`event: message` + "\n" + `data: {"jsonrpc":"2.0","id":`)
 
-// sealEvent rewrites the id of the request in one event mcp-go wrote;
+// SealEvent rewrites the id of the request in one event mcp-go wrote;
 // anything else is returned as it is.
-func (p serverRequestIDs) sealEvent(b []byte, session string) []byte {
+func (p RequestIDs) SealEvent(b []byte, session string) []byte {
 	if !bytes.HasPrefix(b, mcpRequestEvent) {
 		return b
 	}
@@ -96,13 +100,13 @@ func (p serverRequestIDs) sealEvent(b []byte, session string) []byte {
 	return append(out, rest...)
 }
 
-// openAnswer checks a POST body that answers a server request (a JSON-RPC
+// OpenAnswer checks a POST body that answers a server request (a JSON-RPC
 // response: an id, a result or an error, no method) in the session of r,
 // and returns the body mcp-go gets, with the number the id stands for. An
 // id that does not open for the session is answered as mcp-go answers an
 // id it never sent (400) and nil is returned. Any other body is returned
 // as it is.
-func (h *Handler) openAnswer(w http.ResponseWriter, r *http.Request, body []byte) []byte {
+func (s *IDs) OpenAnswer(w http.ResponseWriter, r *http.Request, body []byte) []byte {
 	var msg struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -110,14 +114,14 @@ func (h *Handler) openAnswer(w http.ResponseWriter, r *http.Request, body []byte
 		Result  json.RawMessage `json:"result"`
 		Error   json.RawMessage `json:"error"`
 	}
-	c := sessionCheckOf(r)
+	c := CheckOf(r)
 	if c == nil || json.Unmarshal(body, &msg) != nil || msg.Method != "" || len(msg.ID) == 0 || (msg.Result == nil && msg.Error == nil) {
 		return body
 	}
 	var sealed string
 	n, ok := int64(0), json.Unmarshal(msg.ID, &sealed) == nil
 	if ok {
-		n, ok = serverRequestIDs{h.sessionIDs.keys}.open(c.id, sealed)
+		n, ok = s.RequestIDs().open(c.id, sealed)
 	}
 	if !ok {
 		http.Error(w, "No pending sampling request found for the given request ID", http.StatusBadRequest)

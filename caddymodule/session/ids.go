@@ -1,24 +1,7 @@
-package caddymodule
-
-import (
-	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/binary"
-	"errors"
-	"hash"
-	"net/http"
-	"strings"
-	"sync"
-
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/edgemcp/edgemcp/pipeline"
-)
-
+// Package session holds the state of MCP sessions on this node: their
+// ids, max_sessions, max_concurrent and the ids of the requests the
+// gateway sends in a session.
+//
 // Session ids are signed, so that the gateway can tell an id it issued from
 // one a caller made up, and bound to the caller they were issued to
 // (docs/security.md, "Session ids"). mcp-go's default manager accepts any
@@ -35,18 +18,37 @@ import (
 // nonce. Nothing about the session is stored to verify it, so an id stays
 // valid across `caddy reload` and on every gateway node that shares the key
 // (`session_key`); without one, a random key is made once per process.
+package session
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"hash"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
 
 const (
 	sessionIDPrefix  = "mcp-session-"
 	sessionIDContext = "edgemcp session v1\x00"
 	sessionNonceLen  = 16
 	sessionTagLen    = 16
-	// minSessionKeyLen is the shortest session_key accepted: a key is an
-	// HMAC secret, and 32 bytes is SHA-256's output size.
-	minSessionKeyLen = 32
 	// maxEndedSessions bounds the memory of ids ended by DELETE.
 	maxEndedSessions = 100000
 )
+
+// MinKeyLen is the shortest session_key accepted: a key is an HMAC
+// secret, and 32 bytes is SHA-256's output size.
+const MinKeyLen = 32
 
 // errBadSessionID is the one answer to any id the gateway did not issue to
 // this caller; mcp-go turns it into 404 "Invalid session ID", as for an
@@ -56,7 +58,7 @@ var errBadSessionID = errors.New("invalid session id")
 // processSessionKey signs ids when no session_key is configured. It is made
 // once per process, so ids survive reloads (which provision a new handler).
 var processSessionKey = sync.OnceValue(func() []byte {
-	k := make([]byte, minSessionKeyLen)
+	k := make([]byte, MinKeyLen)
 	if _, err := rand.Read(k); err != nil {
 		panic("edgemcp: no randomness for the session key: " + err.Error())
 	}
@@ -69,27 +71,17 @@ var processSessionKey = sync.OnceValue(func() []byte {
 // terminated" on this node.
 var endedSessions = newEndedSet(maxEndedSessions)
 
-// sessionOwner is who a session belongs to: the caller the endpoint
-// verified, by provider name and subject. The zero value is nobody (an
-// endpoint without default_auth).
-type sessionOwner struct{ provider, subject string }
+// Owner is who a session belongs to: the caller the endpoint verified, by
+// provider name and subject. The zero value is nobody (an endpoint
+// without default_auth).
+type Owner struct{ Provider, Subject string }
 
-// ownerOf is the owner a request's sessions get: its endpoint identity
-// (authenticateEndpoint).
-func ownerOf(ctx context.Context) sessionOwner {
-	id, _ := ctx.Value(endpointIdentityKey{}).(*pipeline.Identity)
-	if id == nil {
-		return sessionOwner{}
-	}
-	return sessionOwner{id.Provider, id.Subject}
-}
-
-// sessionIDs signs and verifies ids: the first key signs, every key
-// verifies (the others are previous keys, kept while a rotation is rolled
-// out).
-type sessionIDs struct {
+// IDs signs and verifies ids: the first key signs, every key verifies (the
+// others are previous keys, kept while a rotation is rolled out).
+type IDs struct {
 	keys  [][]byte
 	ended *endedSet
+	owner func(context.Context) Owner // the owner of a request's sessions
 	// macs[i] holds *keyedMAC keyed with keys[i]. Keying one hashes the
 	// key into two SHA-256 blocks; every request with a session verifies
 	// its id, so that is done once per pooled MAC instead of once per
@@ -108,11 +100,25 @@ type keyedMAC struct {
 
 type sessionNonce = [sessionNonceLen]byte
 
-func newSessionIDs(keys [][]byte) *sessionIDs {
+// NewIDs returns the ids signed with keys (without any, a random key made
+// once per process), owned by the caller owner finds in a request's
+// context (nil: nobody).
+func NewIDs(keys [][]byte, owner func(context.Context) Owner) *IDs {
 	if len(keys) == 0 {
 		keys = [][]byte{processSessionKey()}
 	}
-	return &sessionIDs{keys: keys, ended: endedSessions}
+	return &IDs{keys: keys, ended: endedSessions, owner: owner}
+}
+
+// Keys are the session keys, the signing one first.
+func (s *IDs) Keys() [][]byte { return s.keys }
+
+// ownerOf is the owner r's sessions get.
+func (s *IDs) ownerOf(ctx context.Context) Owner {
+	if s.owner == nil {
+		return Owner{}
+	}
+	return s.owner(ctx)
 }
 
 var b64 = base64.RawURLEncoding
@@ -123,7 +129,7 @@ var strictB64 = base64.RawURLEncoding.Strict()
 
 // tag sets dst to the first sessionTagLen bytes of HMAC-SHA256(keys[i],
 // sessionIDContext || nonce || owner).
-func (s *sessionIDs) tag(dst *[sessionTagLen]byte, i int, nonce *sessionNonce, o sessionOwner) {
+func (s *IDs) tag(dst *[sessionTagLen]byte, i int, nonce *sessionNonce, o Owner) {
 	s.macsOnce.Do(func() {
 		s.macs = make([]sync.Pool, len(s.keys))
 		for i, k := range s.keys {
@@ -132,12 +138,12 @@ func (s *sessionIDs) tag(dst *[sessionTagLen]byte, i int, nonce *sessionNonce, o
 	})
 	m := s.macs[i].Get().(*keyedMAC)
 	m.in = append(append(m.in[:0], sessionIDContext...), nonce[:]...)
-	if o != (sessionOwner{}) {
+	if o != (Owner{}) {
 		// Length-prefixed, so that no two owners give one input.
-		m.in = binary.AppendUvarint(m.in, uint64(len(o.provider)))
-		m.in = append(m.in, o.provider...)
-		m.in = binary.AppendUvarint(m.in, uint64(len(o.subject)))
-		m.in = append(m.in, o.subject...)
+		m.in = binary.AppendUvarint(m.in, uint64(len(o.Provider)))
+		m.in = append(m.in, o.Provider...)
+		m.in = binary.AppendUvarint(m.in, uint64(len(o.Subject)))
+		m.in = append(m.in, o.Subject...)
 	}
 	m.mac.Reset() // back to the keyed state
 	m.mac.Write(m.in)
@@ -145,8 +151,8 @@ func (s *sessionIDs) tag(dst *[sessionTagLen]byte, i int, nonce *sessionNonce, o
 	s.macs[i].Put(m)
 }
 
-// generate returns a new id signed for owner.
-func (s *sessionIDs) generate(o sessionOwner) string {
+// Generate returns a new id signed for owner o.
+func (s *IDs) Generate(o Owner) string {
 	var nonce sessionNonce
 	if _, err := rand.Read(nonce[:]); err != nil {
 		panic("edgemcp: no randomness for a session id: " + err.Error())
@@ -178,7 +184,7 @@ func parseSessionID(id string) (nonce sessionNonce, tag [sessionTagLen]byte, ok 
 // verify reports whether id was signed, by one of the keys, for owner o,
 // and returns its nonce. Every key is tried, whatever the outcome, so the
 // time taken says nothing about which.
-func (s *sessionIDs) verify(id string, o sessionOwner) (sessionNonce, bool) {
+func (s *IDs) verify(id string, o Owner) (sessionNonce, bool) {
 	nonce, tag, ok := parseSessionID(id)
 	if !ok {
 		return nonce, false
@@ -194,53 +200,55 @@ func (s *sessionIDs) verify(id string, o sessionOwner) (sessionNonce, bool) {
 	return nonce, valid
 }
 
-// sessionCheck is the verdict on one request's session id, made once by
-// admitSession and read by every path that needs it: mcp-go (it is the
-// request's SessionIdManager, sessionResolver), the direct path and
+// Check is the verdict on one request's session id, made once by
+// IDs.Admit and read by every path that needs it: mcp-go (it is the
+// request's SessionIdManager, IDs.Resolver), the direct path and
 // max_sessions. It also serves the requests that carry no id (initialize,
 // a GET without one): it signs their new session for their caller.
-type sessionCheck struct {
-	ids   *sessionIDs
-	owner sessionOwner
+type Check struct {
+	ids   *IDs
+	owner Owner
 	id    string // the request's Mcp-Session-Id, "" when none
 	nonce sessionNonce
 	valid bool // id was issued to owner
 }
 
-type sessionCheckKey struct{}
+type checkKey struct{}
 
-// checkSession is the verdict on r's Mcp-Session-Id for r's caller.
-func (s *sessionIDs) checkSession(r *http.Request) *sessionCheck {
-	return s.check(r.Header.Get(server.HeaderKeySessionID), ownerOf(r.Context()))
+// checkRequest is the verdict on r's Mcp-Session-Id for r's caller.
+func (s *IDs) checkRequest(r *http.Request) *Check {
+	return s.check(r.Header.Get(server.HeaderKeySessionID), s.ownerOf(r.Context()))
 }
 
 // check is the verdict on id (may be "") for owner.
-func (s *sessionIDs) check(id string, o sessionOwner) *sessionCheck {
-	c := &sessionCheck{ids: s, owner: o, id: id}
+func (s *IDs) check(id string, o Owner) *Check {
+	c := &Check{ids: s, owner: o, id: id}
 	if id != "" {
 		c.nonce, c.valid = s.verify(id, o)
 	}
 	return c
 }
 
-// sessionCheckOf is the verdict admitSession left in the context; nil
-// when the request carries no id (or a 2026-07-28 one, which mcp-go
-// ignores).
-func sessionCheckOf(r *http.Request) *sessionCheck {
-	c, _ := r.Context().Value(sessionCheckKey{}).(*sessionCheck)
+// CheckOf is the verdict IDs.Admit left in the context; nil when the
+// request carries no id (or a 2026-07-28 one, which mcp-go ignores).
+func CheckOf(r *http.Request) *Check {
+	c, _ := r.Context().Value(checkKey{}).(*Check)
 	return c
 }
 
-// live reports whether the request's id is its caller's and not ended.
-func (c *sessionCheck) live() bool {
+// ID is the request's Mcp-Session-Id.
+func (c *Check) ID() string { return c.id }
+
+// Live reports whether the request's id is its caller's and not ended.
+func (c *Check) Live() bool {
 	return c != nil && c.valid && !c.ids.ended.has(c.nonce)
 }
 
 // Generate implements server.SessionIdManager: a new id for the caller.
-func (c *sessionCheck) Generate() string { return c.ids.generate(c.owner) }
+func (c *Check) Generate() string { return c.ids.Generate(c.owner) }
 
 // Validate implements server.SessionIdManager.
-func (c *sessionCheck) Validate(id string) (terminated bool, err error) {
+func (c *Check) Validate(id string) (terminated bool, err error) {
 	nonce, ok := c.nonce, c.valid
 	if id != c.id || c.id == "" {
 		nonce, ok = c.ids.verify(id, c.owner)
@@ -253,7 +261,7 @@ func (c *sessionCheck) Validate(id string) (terminated bool, err error) {
 
 // Terminate implements server.SessionIdManager: a client's DELETE ends
 // its own session.
-func (c *sessionCheck) Terminate(id string) (notAllowed bool, err error) {
+func (c *Check) Terminate(id string) (notAllowed bool, err error) {
 	nonce, ok := c.nonce, c.valid
 	if id != c.id || c.id == "" {
 		nonce, ok = c.ids.verify(id, c.owner)
@@ -265,60 +273,62 @@ func (c *sessionCheck) Terminate(id string) (notAllowed bool, err error) {
 	return false, nil
 }
 
-// admitSession is the one gate for session ids (docs/security.md, "Session
+// Admit is the one gate for session ids (docs/security.md, "Session
 // ids"): a request whose Mcp-Session-Id was not issued to its caller is
 // answered 404 "Invalid session ID", exactly as mcp-go answers an unknown
 // session, whatever its method (mcp-go itself never checks a GET's id); an
 // ended one, but for its DELETE, 404 "Session terminated". It returns the
 // request to go on with, its verdict in the context, or nil when it has
 // answered. A 2026-07-28 request has no session: mcp-go ignores the header.
-func (h *Handler) admitSession(w http.ResponseWriter, r *http.Request) *http.Request {
+func (s *IDs) Admit(w http.ResponseWriter, r *http.Request) *http.Request {
 	if r.Header.Get(server.HeaderKeySessionID) == "" || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		return r
 	}
-	c := h.sessionIDs.checkSession(r)
+	c := s.checkRequest(r)
 	switch {
 	case !c.valid:
 		http.Error(w, "Invalid session ID", http.StatusNotFound)
 		return nil
-	case r.Method != http.MethodDelete && !c.live():
+	case r.Method != http.MethodDelete && !c.Live():
 		http.Error(w, "Session terminated", http.StatusNotFound)
 		return nil
 	}
-	return r.WithContext(context.WithValue(r.Context(), sessionCheckKey{}, c))
+	return r.WithContext(context.WithValue(r.Context(), checkKey{}, c))
 }
 
-// sessionResolver gives mcp-go, for a request, the verdict on its id
-// (sessionCheck); for its housekeeping (no request: Shutdown at a reload,
+// resolver gives mcp-go, for a request, the verdict on its id (Check); for its housekeeping (no request: Shutdown at a reload,
 // the idle sweeper), a manager whose Terminate ends nothing. Shutting down
 // one config's transport must not end the sessions its clients carry on
 // with under the next one, and an idle sweep only forgets this node's state
 // of a session that may be alive on another node. max_sessions ends a
-// session with an internal DELETE (endSession), for an id that passed the
-// gate when it was recorded.
-type sessionResolver struct{ ids *sessionIDs }
+// session with an internal DELETE (End), for an id that passed the gate
+// when it was recorded.
+type resolver struct{ ids *IDs }
 
-func (r sessionResolver) ResolveSessionIdManager(req *http.Request) server.SessionIdManager {
+// Resolver is the SessionIdManagerResolver mcp-go's transport is given.
+func (s *IDs) Resolver() server.SessionIdManagerResolver { return resolver{s} }
+
+func (r resolver) ResolveSessionIdManager(req *http.Request) server.SessionIdManager {
 	switch {
 	case req == nil:
-		return housekeepingIDs{&sessionCheck{ids: r.ids}}
+		return housekeepingIDs{&Check{ids: r.ids}}
 	case req.Context().Value(evictionKey{}) != nil:
-		return evictingIDs{&sessionCheck{ids: r.ids}}
+		return evictingIDs{&Check{ids: r.ids}}
 	}
-	if c := sessionCheckOf(req); c != nil {
+	if c := CheckOf(req); c != nil {
 		return c
 	}
-	return r.ids.checkSession(req)
+	return r.ids.checkRequest(req)
 }
 
-type housekeepingIDs struct{ *sessionCheck }
+type housekeepingIDs struct{ *Check }
 
 func (housekeepingIDs) Terminate(string) (bool, error) { return false, nil }
 
-// evictionKey marks endSession's internal DELETE.
+// evictionKey marks End's internal DELETE.
 type evictionKey struct{}
 
-type evictingIDs struct{ *sessionCheck }
+type evictingIDs struct{ *Check }
 
 func (e evictingIDs) Terminate(id string) (bool, error) {
 	nonce, _, ok := parseSessionID(id)
@@ -368,6 +378,6 @@ func (e *endedSet) has(id sessionNonce) bool {
 
 // Interface guards.
 var (
-	_ server.SessionIdManager         = (*sessionCheck)(nil)
-	_ server.SessionIdManagerResolver = sessionResolver{}
+	_ server.SessionIdManager         = (*Check)(nil)
+	_ server.SessionIdManagerResolver = resolver{}
 )

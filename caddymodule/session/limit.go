@@ -1,4 +1,4 @@
-package caddymodule
+package session
 
 import (
 	"container/list"
@@ -10,17 +10,17 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// sessionLimit bounds the sessions this node keeps state for
+// Limit bounds the sessions this node keeps state for
 // (`max_sessions`). mcp-go keeps a few KB per session (README, Sessions)
 // until session_idle_timeout; a client that opens sessions and never
 // comes back would otherwise hold memory for that long. Past the bound,
 // the session idle the longest (no request running, no stream open) is
 // ended as a DELETE would end it: mcp-go drops its state, and the id is
-// remembered as ended (sessionid.go), so its next request gets 404 and
+// remembered as ended (IDs), so its next request gets 404 and
 // the client, as the specification requires, initializes a new session.
 // Sessions that are busy are never evicted: the bound can be passed while
 // more than max_sessions requests or streams are open.
-type sessionLimit struct {
+type Limit struct {
 	max  int
 	idle time.Duration // mcp-go forgets sessions idle this long by itself
 	end  func(id string)
@@ -36,12 +36,14 @@ type trackedSession struct {
 	last time.Time
 }
 
-func newSessionLimit(max int, idle time.Duration, end func(string)) *sessionLimit {
-	return &sessionLimit{max: max, idle: idle, end: end, lru: list.New(), byID: make(map[string]*list.Element)}
+// NewLimit bounds the sessions at max; idle is how long mcp-go keeps an
+// idle session by itself, end ends one (End, and whatever else holds it).
+func NewLimit(max int, idle time.Duration, end func(string)) *Limit {
+	return &Limit{max: max, idle: idle, end: end, lru: list.New(), byID: make(map[string]*list.Element)}
 }
 
 // begin records a request of session id; done must be called when it ends.
-func (l *sessionLimit) begin(id string) (done func()) {
+func (l *Limit) begin(id string) (done func()) {
 	l.mu.Lock()
 	e := l.touch(id)
 	e.Value.(*trackedSession).busy++
@@ -60,7 +62,7 @@ func (l *sessionLimit) begin(id string) (done func()) {
 }
 
 // opened records a session an initialize request just created.
-func (l *sessionLimit) opened(id string) {
+func (l *Limit) opened(id string) {
 	l.mu.Lock()
 	evict := l.overflow(l.touch(id))
 	l.mu.Unlock()
@@ -68,7 +70,7 @@ func (l *sessionLimit) opened(id string) {
 }
 
 // closed forgets a session the client ended (DELETE).
-func (l *sessionLimit) closed(id string) {
+func (l *Limit) closed(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e, ok := l.byID[id]; ok {
@@ -78,14 +80,14 @@ func (l *sessionLimit) closed(id string) {
 }
 
 // len is the number of sessions tracked.
-func (l *sessionLimit) len() int {
+func (l *Limit) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.lru.Len()
 }
 
 // touch moves id to the front, adding it if new. l.mu is held.
-func (l *sessionLimit) touch(id string) *list.Element {
+func (l *Limit) touch(id string) *list.Element {
 	now := time.Now()
 	if e, ok := l.byID[id]; ok {
 		e.Value.(*trackedSession).last = now
@@ -102,7 +104,7 @@ func (l *sessionLimit) touch(id string) *list.Element {
 // (a session just opened would otherwise be ended when every other one is
 // busy). Sessions mcp-go has already forgotten (idle past
 // session_idle_timeout) are dropped without ending. l.mu is held.
-func (l *sessionLimit) overflow(keep *list.Element) []string {
+func (l *Limit) overflow(keep *list.Element) []string {
 	var evict []string
 	now := time.Now()
 	for e := l.lru.Back(); e != nil && l.lru.Len() > l.max; {
@@ -120,37 +122,37 @@ func (l *sessionLimit) overflow(keep *list.Element) []string {
 	return evict
 }
 
-func (l *sessionLimit) endAll(ids []string) {
+func (l *Limit) endAll(ids []string) {
 	for _, id := range ids {
 		l.end(id)
 	}
 }
 
-// trackSession counts a request against max_sessions: a request of a
-// session (admitted by admitSession) marks it busy until the returned func runs; after an
-// initialize the new session is recorded; a DELETE forgets it.
-func (h *Handler) trackSession(w http.ResponseWriter, r *http.Request) (after func()) {
+// Track counts a request against max_sessions: a request of a session
+// (admitted by IDs.Admit) marks it busy until the returned func runs;
+// after an initialize the new session is recorded; a DELETE forgets it.
+func (l *Limit) Track(w http.ResponseWriter, r *http.Request) (after func()) {
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	if sid == "" {
 		return func() {
 			if id := w.Header().Get(server.HeaderKeySessionID); id != "" {
-				h.sessions.opened(id)
+				l.opened(id)
 			}
 		}
 	}
-	if sessionCheckOf(r) == nil {
+	if CheckOf(r) == nil {
 		return func() {} // a 2026-07-28 request: the header names no session
 	}
 	if r.Method == http.MethodDelete {
-		return func() { h.sessions.closed(sid) }
+		return func() { l.closed(sid) }
 	}
-	return h.sessions.begin(sid)
+	return l.begin(sid)
 }
 
-// endSession ends a session in mcp-go as the client's DELETE does: the id
-// is marked ended (sessionIDs.Terminate) and every piece of the
+// End ends a session in mcp-go as the client's DELETE does: the id is
+// marked ended (the resolver's Terminate) and every piece of the
 // transport's state for it is dropped.
-func endSession(streamable *server.StreamableHTTPServer, id string) {
+func End(streamable *server.StreamableHTTPServer, id string) {
 	req, err := http.NewRequestWithContext(context.WithValue(context.Background(), evictionKey{}, true), http.MethodDelete, "/", nil)
 	if err != nil {
 		return
