@@ -33,7 +33,7 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithToolHandlerMiddleware(withRoundTrip), // approval.go
 	}, h.resourcePromptOptions()...) // resources_serve.go
 	hooks := &server.Hooks{}
-	h.resourceHooks(hooks)    // resources.go
+	h.resources.Hooks(hooks, catchAllTemplate)
 	h.subscribeHooks(hooks)   // subscribe.go
 	h.instructionHooks(hooks) // upstream_catalog.go
 	h.clientSessions = &clientSessions{}

@@ -18,7 +18,9 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 	"github.com/edgemcp/edgemcp/caddymodule/redact"
+	"github.com/edgemcp/edgemcp/caddymodule/resources"
 	"github.com/edgemcp/edgemcp/caddymodule/session"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -137,13 +139,11 @@ type Handler struct {
 
 	clientSessions *clientSessions // mcp's sessions by id (direct_peer.go)
 
-	resources      []*declaredResource // resources.go
-	resourceEngine *pipeline.Engine
-	prompts        []*pipeline.Prompt // prompts.go
-	promptByName   map[string]*pipeline.Prompt
-	upstream       *upstreamHolder // the sources' resources and prompts (upstream_catalog.go)
-	canSubscribe   bool            // resources/subscribe declared (subscribe.go)
-	subs           *subscribers
+	resources    *resources.Set  // the declared resources
+	prompts      *prompts.Set    // the declared prompts
+	upstream     *upstreamHolder // the sources' resources and prompts (upstream_catalog.go)
+	canSubscribe bool            // resources/subscribe declared (subscribe.go)
+	subs         *subscribers
 }
 
 // CaddyModule returns the Caddy module information.
