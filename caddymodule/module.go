@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/limits"
 	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 	"github.com/edgemcp/edgemcp/caddymodule/redact"
 	"github.com/edgemcp/edgemcp/caddymodule/resources"
@@ -25,7 +26,6 @@ import (
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
-	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
 	"github.com/edgemcp/edgemcp/pipeline/script"
 )
 
@@ -126,7 +126,7 @@ type Handler struct {
 	cacheKey         string
 	redisKey         string
 
-	limits        ratelimit.Store    // rate limit counters (ratelimit.go)
+	limits        *limits.Limiter    // rate limits over their counters (limits.Limiter)
 	inFlight      *session.InFlight  // nil without max_concurrent
 	serverInfo    mcp.Implementation // name and version, as a 2026-07-28 result's _meta says them (direct_modern.go)
 	modernMetas   *modernMetas       // direct_modern.go

@@ -1,19 +1,16 @@
 package caddymodule
 
 import (
-	"context"
 	"fmt"
-	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/limits"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/connectors/rediscache"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -70,8 +67,12 @@ func parseRateLimit(d *caddyfile.Dispenser) (*RateLimitConfig, error) {
 	return c, nil
 }
 
-func (c *RateLimitConfig) limit() ratelimit.Limit {
-	return ratelimit.Limit{N: c.N, Period: time.Duration(c.Period)}
+// rule is the runtime form of c; nil for nil.
+func (c *RateLimitConfig) rule() *limits.Rule {
+	if c == nil {
+		return nil
+	}
+	return &limits.Rule{N: c.N, Period: time.Duration(c.Period), By: c.By}
 }
 
 // rateLimitRedisRetry is how long a rate_limit_redis that failed is left
@@ -81,7 +82,7 @@ const rateLimitRedisRetry = 2 * time.Second
 // provisionRateLimits makes the counters' store.
 func (h *Handler) provisionRateLimits(repl *caddy.Replacer) error {
 	local := ratelimit.NewLocal(0)
-	h.limits = local
+	h.limits = limits.New(local)
 	if h.RateLimitStore == nil {
 		return nil
 	}
@@ -95,7 +96,7 @@ func (h *Handler) provisionRateLimits(repl *caddy.Replacer) error {
 		prefix = "edgemcp:rl:"
 	}
 	logger := h.logger
-	h.limits = &ratelimit.Fallback{
+	h.limits = limits.New(&ratelimit.Fallback{
 		Shared: rediscache.NewRateLimits(store, prefix),
 		Local:  local,
 		Gate: backoff.New(rateLimitRedisRetry,
@@ -105,7 +106,7 @@ func (h *Handler) provisionRateLimits(repl *caddy.Replacer) error {
 			},
 			func() { logger.Info("rate limits shared again: the Redis answers") }),
 		OnFallback: telemetry.RateLimitFallbacks.Inc,
-	}
+	})
 	return nil
 }
 
@@ -117,102 +118,19 @@ func (h *Handler) cleanupRateLimits() {
 	}
 }
 
-// limitKey is the counter a call is counted on.
-func limitKey(scope string, c *RateLimitConfig, tool string, id *pipeline.Identity, remoteAddr string) string {
-	switch {
-	case c.By == "tool":
-		return scope + "\x00tool\x00" + tool
-	case c.By == "ip" || id == nil:
-		host, _, err := net.SplitHostPort(remoteAddr)
-		if err != nil {
-			host = remoteAddr
-		}
-		return scope + "\x00ip\x00" + tool + "\x00" + host
-	default:
-		return scope + "\x00sub\x00" + tool + "\x00" + id.Subject
-	}
-}
-
-// allowEndpoint applies the endpoint's rate limit to a request; for a
-// refused one it sets Retry-After and returns the 429 to answer (a
-// caddyhttp.HandlerError).
+// allowEndpoint applies the endpoint's rate limit to a request: the 429 to
+// answer when over it (limits.Limiter.Endpoint).
 func (h *Handler) allowEndpoint(w http.ResponseWriter, r *http.Request) error {
 	if h.RateLimit == nil || r.Method == http.MethodOptions {
 		return nil
 	}
 	id, _ := r.Context().Value(endpointIdentityKey{}).(*pipeline.Identity)
-	key := limitKey("endpoint", h.RateLimit, "", id, clientIP(r))
-	ok, retry, _ := h.limits.Allow(r.Context(), key, h.RateLimit.limit())
-	if ok {
-		return nil
-	}
-	telemetry.RateLimited.WithLabelValues("endpoint", "").Inc()
-	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
-	return caddyhttp.Error(http.StatusTooManyRequests, fmt.Errorf("rate limited: retry in %s", roundUp(retry)))
+	return h.limits.Endpoint(w, r, *h.RateLimit.rule(), id)
 }
 
-// clientIP is Caddy's client IP (trusted proxies applied), else the peer.
-func clientIP(r *http.Request) string {
-	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
-		return ip
-	}
-	return r.RemoteAddr
-}
-
+// endpointIdentityKey holds the caller the endpoint verified
+// (authenticateEndpoint), a *pipeline.Identity.
 type endpointIdentityKey struct{}
-
-// roundUp is a retry delay for a message: tenths of a second, at least one.
-func roundUp(d time.Duration) time.Duration {
-	return max(d.Round(100*time.Millisecond), 100*time.Millisecond)
-}
-
-// limitedExecutor counts a tool's calls against its rate limit and bounds
-// how many run at once, before anything else of the execution stage (the
-// cache included) runs.
-type limitedExecutor struct {
-	next    pipeline.Executor
-	tool    string
-	limit   *RateLimitConfig // nil: no rate limit
-	store   ratelimit.Store
-	running chan struct{} // nil: no concurrency limit
-}
-
-// Unwrap returns the executor behind the limits.
-func (x *limitedExecutor) Unwrap() pipeline.Executor { return x.next }
-
-func (x *limitedExecutor) Execute(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
-	if x.limit != nil {
-		var remote string
-		if call.Request != nil {
-			remote = call.Request.RemoteAddr
-		}
-		ok, retry, _ := x.store.Allow(ctx, limitKey("tool", x.limit, x.tool, call.Identity, remote), x.limit.limit())
-		if !ok {
-			telemetry.RateLimited.WithLabelValues("tool", x.tool).Inc()
-			return nil, &limitError{retry: retry}
-		}
-	}
-	if x.running != nil {
-		select {
-		case x.running <- struct{}{}:
-			defer func() { <-x.running }()
-		default:
-			telemetry.RateLimited.WithLabelValues("concurrency", x.tool).Inc()
-			return nil, &pipeline.PublicError{Public: fmt.Sprintf("busy: %d calls of this tool are running (max_concurrent)", cap(x.running))}
-		}
-	}
-	return x.next.Execute(ctx, call)
-}
-
-// limitError is a refused call: its message says when to retry, and under
-// error_mode result its _meta says it in milliseconds.
-type limitError struct{ retry time.Duration }
-
-func (e *limitError) Error() string       { return "rate limited: retry in " + roundUp(e.retry).String() }
-func (e *limitError) SafeMessage() string { return e.Error() }
-func (e *limitError) ErrorMeta() map[string]any {
-	return map[string]any{"edgemcp/rate_limit": map[string]any{"retry_after_ms": e.retry.Milliseconds()}}
-}
 
 // applyToolLimits puts each declared tool's limits in front of its executor.
 func (h *Handler) applyToolLimits(tools []*pipeline.Tool) {
@@ -225,10 +143,6 @@ func (h *Handler) applyToolLimits(tools []*pipeline.Tool) {
 		if !ok || (tc.RateLimit == nil && tc.MaxConcurrent == 0) {
 			continue
 		}
-		x := &limitedExecutor{next: t.Executor, tool: t.Name, limit: tc.RateLimit, store: h.limits}
-		if tc.MaxConcurrent > 0 {
-			x.running = make(chan struct{}, tc.MaxConcurrent)
-		}
-		t.Executor = x
+		t.Executor = h.limits.Tool(t.Executor, t.Name, tc.RateLimit.rule(), tc.MaxConcurrent)
 	}
 }
