@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/edgemcp/edgemcp/caddymodule/cli"
 )
 
 // `caddy mcp tools` on the README's example lists every tool with its
@@ -80,7 +82,7 @@ func TestMCPToolsNoConnectionAndSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var listing []endpointListing
+	var listing []cli.Endpoint
 	if err := json.Unmarshal([]byte(js), &listing); err != nil {
 		t.Fatalf("--json output %q: %v", js, err)
 	}
@@ -144,7 +146,7 @@ func TestMCPToolsIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var listing []endpointListing
+	var listing []cli.Endpoint
 	if err := json.Unmarshal([]byte(js), &listing); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
 )
 
 // The caller's identity handed to the database (README "Database safety"):
@@ -91,4 +93,29 @@ func (h *Handler) checkIdentityAtAdapt() error {
 		}
 	}
 	return nil
+}
+
+// statementIdentity lists the identity values a statement binds, sorted,
+// with a "| default" shown, then what its connector hands the database
+// (claims_setting, role_claim). A statement that does not scan lists none:
+// the load reports it.
+func statementIdentity(statement string, c ConnectorConfig) []string {
+	var out []string
+	if ts, err := sqltemplate.ScanTemplates(statement); err == nil {
+		seen := map[string]bool{}
+		for _, t := range ts {
+			if !t.Auth || seen[t.Name] {
+				continue
+			}
+			seen[t.Name] = true
+			v := t.Name
+			if t.HasDefault {
+				d, _ := json.Marshal(t.Default)
+				v += " (default " + string(d) + ")"
+			}
+			out = append(out, v)
+		}
+		slices.Sort(out)
+	}
+	return append(out, connectorIdentity(c)...)
 }

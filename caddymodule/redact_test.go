@@ -10,6 +10,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
+
+	"github.com/edgemcp/edgemcp/caddymodule/cli"
 )
 
 // redactSecrets are the values a config below holds, each set in the
@@ -106,7 +108,7 @@ func TestMCPToolsRedactsSecrets(t *testing.T) {
 			t.Errorf("the text listing lacks %s", want)
 		}
 	}
-	var listing []endpointListing
+	var listing []cli.Endpoint
 	if err := json.Unmarshal([]byte(js), &listing); err != nil || len(listing) != 1 {
 		t.Fatalf("--json: %v", err)
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/edgemcp/edgemcp/caddymodule/cli"
 )
 
 // Declared resources and prompts through the real Caddy, against Postgres,
@@ -409,7 +411,7 @@ func TestMCPToolsListsResourcesAndPrompts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var listing []endpointListing
+	var listing []cli.Endpoint
 	if err := json.Unmarshal([]byte(js), &listing); err != nil || len(listing) != 1 || len(listing[0].Resources) != 3 || len(listing[0].Prompts) != 1 {
 		t.Fatalf("--json listing %s: %v", js, err)
 	}

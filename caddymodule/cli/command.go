@@ -1,16 +1,29 @@
-package caddymodule
+// Package cli is `caddy mcp ...`, the operator's commands: `tools` lists
+// the tools of a config without starting anything, `call` calls one tool
+// on a running endpoint.
+package cli
 
 import (
+	"encoding/json"
 	"fmt"
 
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 )
 
-// `caddy mcp ...`: the operator's subcommands. `tools` reads a config and
-// lists its tools without provisioning anything (command_tools.go); `call`
-// is a small MCP client for a running gateway (command_call.go).
-func init() {
+// clientVersion is the version `caddy mcp call` gives in its clientInfo.
+var clientVersion string
+
+// Lister lists one mcp handler of a config from its JSON (the handler's
+// own config type is the shell's): the listing `caddy mcp tools` prints.
+type Lister func(handler json.RawMessage) (Endpoint, error)
+
+// Register adds `caddy mcp ...`, the operator's subcommands: `tools`
+// reads a config and lists its tools without provisioning anything, with
+// list for each mcp handler; `call` is a small MCP client for a running
+// gateway, which introduces itself with the module's version.
+func Register(list Lister, version string) {
+	clientVersion = version
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "mcp",
 		Usage: "tools|call ...",
@@ -31,7 +44,7 @@ Operator commands of the edgemcp module.
 		CobraFunc: func(cmd *cobra.Command) {
 			cmd.Args = cobra.NoArgs
 			cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
-			cmd.AddCommand(toolsCommand(), callCommand())
+			cmd.AddCommand(toolsCommand(list), callCommand())
 		},
 	})
 }

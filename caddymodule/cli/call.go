@@ -1,4 +1,4 @@
-package caddymodule
+package cli
 
 import (
 	"bufio"
@@ -132,7 +132,7 @@ func callTool(ctx context.Context, url, tool string, pairs []pair, hdr map[strin
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "caddy-mcp-call", Version: Version}
+	init.Params.ClientInfo = mcp.Implementation{Name: "caddy-mcp-call", Version: clientVersion}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		return nil, rec.explain("initialize", err)
 	}
