@@ -64,7 +64,7 @@ func (h *Handler) authenticateEndpoint(w http.ResponseWriter, r *http.Request) *
 	// prompt, and it comes back with credentials.
 	var ae *pipeline.AuthError
 	_, prompts := h.defaultAuth.Provider.(Challenger)
-	if errors.As(err, &ae) && ae.Missing && !prompts && h.serveCatalog(w, r, true) {
+	if errors.As(err, &ae) && ae.Missing && !prompts && h.catalog.Serve(w, r, true) {
 		return nil
 	}
 	h.refuseEndpoint(w, r, err)

@@ -3,6 +3,8 @@ package caddymodule
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -19,6 +21,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/edgemcp/edgemcp/caddymodule/catalog"
 )
 
 // chromiumPath finds headless Chromium: EDGEMCP_CHROMIUM, else Debian's
@@ -163,7 +167,7 @@ func TestCatalogTryItInChromium(t *testing.T) {
 
 	// The CSP is the strict one: the inline style by hash, this script by
 	// URL, fetches to the endpoint only, Trusted Types.
-	res, err := http.Get(g.URL + "?" + catalogScriptQuery)
+	res, err := http.Get(g.URL + "?" + catalog.ScriptQuery)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +182,14 @@ func TestCatalogTryItInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	if got, want := res.Header.Get("Content-Security-Policy"), "default-src 'none'; style-src "+catalogStyleSrc+
+	// The style's hash source, from the file the page embeds.
+	css, err := os.ReadFile(filepath.Join("catalog", "static", "catalog.css"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(css)
+	styleSrc := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	if got, want := res.Header.Get("Content-Security-Policy"), "default-src 'none'; style-src "+styleSrc+
 		"; script-src "+g.URL+"; connect-src "+g.URL+"; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"+
 		"; require-trusted-types-for 'script'; trusted-types 'none'"; got != want {
 		t.Errorf("CSP\n got %s\nwant %s", got, want)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/edgemcp/edgemcp/caddymodule/catalog"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 )
 
@@ -120,7 +121,7 @@ func TestGateRefusesForeignHostOnEveryPath(t *testing.T) {
 		{"DELETE session", "DELETE", "/mcp", session, ""},
 		{"OPTIONS", "OPTIONS", "/mcp", nil, ""},
 		{"catalog page", "GET", "/mcp", map[string]string{"Accept": "text/html"}, ""},
-		{"catalog script", "GET", "/mcp?" + catalogScriptQuery, nil, ""},
+		{"catalog script", "GET", "/mcp?" + catalog.ScriptQuery, nil, ""},
 		{"metadata document", "GET", "/.well-known/oauth-protected-resource/mcp", nil, ""},
 	}
 	foreign := []struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/catalog"
 	"github.com/edgemcp/edgemcp/caddymodule/limits"
 	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 	"github.com/edgemcp/edgemcp/caddymodule/redact"
@@ -132,7 +133,8 @@ type Handler struct {
 	modernMetas   *modernMetas       // direct_modern.go
 	limitRedisKey string
 
-	calls *telemetry.Recorder // opens each call's telemetry
+	calls   *telemetry.Recorder // opens each call's telemetry
+	catalog *catalog.Catalog    // the page for browsers; nil with `catalog off`
 	// errorRoutes: the server has handle_errors routes, which answer the
 	// requests the handler refuses (refused).
 	errorRoutes bool
@@ -299,6 +301,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	}
 	h.setTools(reg)
 	h.provisionObservability(ctx, conns)
+	h.catalog = h.newCatalog()
 	h.canSubscribe = h.subscribable()
 	h.mcp, h.streamable = h.newMCPServer(ctx)
 	h.provisionSubscriptions()

@@ -82,8 +82,8 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) error {
 		return h.refused(w, err) // max_concurrent requests already being served: 503 (session.InFlight)
 	}
 	defer h.inFlight.Leave(r)
-	if h.serveCatalogScript(w, r) {
-		return nil // the catalog page's script: static, for anyone (catalog.go)
+	if h.catalog.ServeScript(w, r) {
+		return nil // the catalog page's script: static, for anyone (catalog.Catalog)
 	}
 	if r = h.authenticateEndpoint(w, r); r == nil {
 		return nil // refused, or the metadata document was served (auth_http.go)
@@ -91,7 +91,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) error {
 	if err := h.allowEndpoint(w, r); err != nil {
 		return h.refused(w, err) // over the endpoint's rate limit: 429 (ratelimit.go)
 	}
-	if h.serveCatalog(w, r, false) {
+	if h.catalog.Serve(w, r, false) {
 		return nil
 	}
 	if r = h.sessionIDs.Admit(w, r); r == nil {

@@ -1,14 +1,11 @@
-package caddymodule
+package catalog
 
 import (
 	"bytes"
 	"encoding/json"
 	"net"
-	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/edgemcp/edgemcp/caddymodule/auth"
 )
 
 // The catalog's "Connect" section: the configuration each common MCP client
@@ -27,53 +24,16 @@ type clientConfig struct {
 	Note  string // what to replace, when there is anything
 }
 
-// credential is where a caller's credentials go: a header and what comes
+// Credential is where a caller's credentials go: a header and what comes
 // before the secret in it ("Bearer ", or nothing for an API key header).
-type credential struct {
+type Credential struct {
 	Header string
 	Scheme string
 }
 
-// credentialOf is the credential the endpoint's default_auth provider reads,
-// or, without default_auth, the first declared provider's; nil when the
-// endpoint has no auth.
-func (h *Handler) credentialOf() *credential {
-	if len(h.Auth) == 0 {
-		return nil
-	}
-	name := h.Auth[0].Name
-	if h.DefaultAuth != nil {
-		name = h.DefaultAuth.Use
-	}
-	switch p := h.providers[name].(type) {
-	case *auth.APIKey:
-		if p.Header != "" && !strings.EqualFold(p.Header, "Authorization") {
-			return &credential{Header: http.CanonicalHeaderKey(p.Header)}
-		}
-	case *auth.Basic:
-		return &credential{Header: "Authorization", Scheme: "Basic "}
-	}
-	return &credential{Header: "Authorization", Scheme: "Bearer "}
-}
-
-// endpointURL is the endpoint's absolute URL as the viewer reached it:
-// https when the connection is TLS, the Host the gate admitted, the request
-// path; default_auth's resource when set (the canonical URL behind a proxy
-// that rewrites scheme or host).
-func (h *Handler) endpointURL(r *http.Request) string {
-	if h.DefaultAuth != nil && h.DefaultAuth.Resource != "" {
-		return h.DefaultAuth.Resource
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return (&url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path}).String()
-}
-
 // clientConfigs are the snippets for VS Code, Claude Desktop, Cursor and the
 // MCP Inspector's CLI.
-func clientConfigs(server, endpoint string, cred *credential) []clientConfig {
+func clientConfigs(server, endpoint string, cred *Credential) []clientConfig {
 	key := serverKey(server)
 	if strings.TrimSpace(server) == "" {
 		server = key

@@ -1,4 +1,4 @@
-package caddymodule
+package catalog
 
 import (
 	"encoding/json"
@@ -11,10 +11,10 @@ import (
 // endpoint's URL, and, with auth, the credential's header with a
 // placeholder (never a value).
 func TestClientConfigs(t *testing.T) {
-	bearer := &credential{Header: "Authorization", Scheme: "Bearer "}
+	bearer := &Credential{Header: "Authorization", Scheme: "Bearer "}
 	for _, tc := range []struct {
 		name, server, endpoint string
-		cred                   *credential
+		cred                   *Credential
 		want                   map[string]any // snippet id → decoded JSON (or the shell line)
 	}{
 		{
@@ -42,7 +42,7 @@ func TestClientConfigs(t *testing.T) {
 			},
 		},
 		{
-			name: "API key header, plain http on a LAN name", server: "", endpoint: "http://gw.lan:8080/a b", cred: &credential{Header: "X-Api-Key"},
+			name: "API key header, plain http on a LAN name", server: "", endpoint: "http://gw.lan:8080/a b", cred: &Credential{Header: "X-Api-Key"},
 			want: map[string]any{
 				"config-vscode": map[string]any{
 					"inputs":  []any{map[string]any{"type": "promptString", "id": "mcp-token", "description": "Credential for mcp", "password": true}},

@@ -1,11 +1,6 @@
-package caddymodule
+package catalog
 
-import (
-	"net/http"
-)
-
-// The declared resources and prompts on the catalog page (catalog.go) and
-// in `caddy mcp tools` (command_tools.go): what resources/list,
+// The declared resources and prompts on the page: what resources/list,
 // resources/templates/list and prompts/list publish, never statements.
 
 type catalogResource struct {
@@ -26,26 +21,20 @@ type catalogPrompt struct {
 	Inputs      []catalogInput // the arguments
 }
 
-// catalogResourcesAndPrompts are those the request's caller may use, by
-// the checks of the lists (resourceAllowed, promptFilter).
-func (h *Handler) catalogResourcesAndPrompts(r *http.Request) ([]catalogResource, []catalogPrompt) {
+// resourcesAndPrompts are the page's cards of the contents' resources and
+// prompts.
+func resourcesAndPrompts(contents Contents) ([]catalogResource, []catalogPrompt) {
 	var res []catalogResource
-	for _, dr := range h.resources.All() {
-		if !h.resources.Readable(r.Context(), dr) {
-			continue
-		}
+	for _, dr := range contents.Resources {
 		cr := catalogResource{URI: dr.URI, Name: dr.Name, Title: dr.Title, Description: dr.Description,
-			MimeType: dr.Mime(), Auth: dr.Tool.Auth != nil}
+			MimeType: dr.MimeType, Auth: dr.Tool.Auth != nil}
 		if dr.Template {
 			cr.Inputs = catalogInputs(dr.Tool)
 		}
 		res = append(res, cr)
 	}
 	var prompts []catalogPrompt
-	for _, p := range h.prompts.All() {
-		if !h.prompts.Readable(r.Context(), p) {
-			continue
-		}
+	for _, p := range contents.Prompts {
 		cp := catalogPrompt{Name: p.Name, Title: p.Title, Description: p.Description, Auth: p.Auth != nil}
 		for _, a := range p.Arguments {
 			cp.Inputs = append(cp.Inputs, catalogInput{Name: a.Name, Type: "string", Required: a.Required, Enum: a.Enum, Description: a.Description})
