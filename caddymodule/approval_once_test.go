@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"testing"
-	"time"
 
-	"github.com/edgemcp/edgemcp/connectors/rediscache"
+	"github.com/edgemcp/edgemcp/caddymodule/approval"
 	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
@@ -42,7 +40,7 @@ func acceptAnswer(t *testing.T, url, body string) string {
 	if asked.Error != nil || json.Unmarshal(asked.Result, &q) != nil || q.ResultType != "input_required" || q.RequestState == "" {
 		t.Fatalf("the question: %+v %s", asked.Error, asked.Result)
 	}
-	return fmt.Sprintf(`"inputResponses":{%q:{"action":"accept","content":{}}},"requestState":%q`, approvalInput, q.RequestState)
+	return fmt.Sprintf(`"inputResponses":{%q:{"action":"accept","content":{}}},"requestState":%q`, approval.InputName, q.RequestState)
 }
 
 // One accept runs one call, on every node: two gateway nodes (processes
@@ -157,33 +155,5 @@ func TestApprovalRedisChoice(t *testing.T) {
 		if url, prefix := tt.h.approvalRedis(); url != tt.url || prefix != tt.prefx {
 			t.Errorf("%+v %+v: %q %q, want %q %q", tt.h.Cache, tt.h.RateLimitStore, url, prefix, tt.url, tt.prefx)
 		}
-	}
-}
-
-// BenchmarkApprovalSpend is what one approved 2026-07-28 call adds to
-// its approval: recording its answer as used, in this node's memory or
-// with one SET NX on the Redis the nodes share.
-func BenchmarkApprovalSpend(b *testing.B) {
-	store, err := rediscache.Open(testservices.RedisURL(b), approvalRedisTimeout)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	for _, s := range []struct {
-		name  string
-		spent spentApprovals
-	}{
-		{"local", &localSpent{max: 1 << 30, until: map[string]time.Time{}}},
-		{"redis", sharedSpent{store: store, prefix: testservices.RedisPrefix(b)}},
-	} {
-		i := 0 // nonces differ across the runs of one benchmark too
-		b.Run(s.name, func(b *testing.B) {
-			for b.Loop() {
-				i++
-				if first, err := s.spent.spend(context.Background(), strconv.Itoa(i), time.Minute); !first || err != nil {
-					b.Fatal(first, err)
-				}
-			}
-		})
 	}
 }

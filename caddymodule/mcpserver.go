@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/edgemcp/edgemcp/caddymodule/approval"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -30,7 +31,7 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithRecovery(),
 		server.WithToolFilter(h.toolFilter), // auth_http.go
 		server.WithPaginationLimit(toolsPageSize),
-		server.WithToolHandlerMiddleware(withRoundTrip), // approval.go
+		server.WithToolHandlerMiddleware(approval.WithRoundTrip),
 	}, h.resourcePromptOptions()...) // resources_serve.go
 	hooks := &server.Hooks{}
 	h.resources.Hooks(hooks, catchAllTemplate)

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/approval"
 	"github.com/edgemcp/edgemcp/caddymodule/catalog"
 	"github.com/edgemcp/edgemcp/caddymodule/limits"
 	"github.com/edgemcp/edgemcp/caddymodule/prompts"
@@ -114,8 +115,8 @@ type Handler struct {
 	sources    []loadedSource    // sources.go
 	connTypes  map[string]string // connector name → type, for telemetry
 	sessionIDs *session.IDs
-	sessions   *session.Limit // nil without max_sessions
-	approver   *approver      // approval.go
+	sessions   *session.Limit     // nil without max_sessions
+	approver   *approval.Approver // asks a person before a tool runs
 	// approvalRedisKey holds the approvals' share of a Redis client
 	// (approval_once.go).
 	approvalRedisKey string

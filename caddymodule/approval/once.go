@@ -1,14 +1,10 @@
-package caddymodule
+package approval
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
-
-	"github.com/caddyserver/caddy/v2"
 
 	"github.com/edgemcp/edgemcp/connectors/rediscache"
 )
@@ -29,10 +25,10 @@ const (
 	// spent nonce is remembered for approval_timeout and this much more,
 	// while a node with a slower clock could still take its state as fresh.
 	approvalClockSkew = time.Minute
-	// approvalRedisTimeout bounds the one Redis command of an approved
-	// call: a person has just answered, a second more is nothing, and a
-	// spend that fails refuses the call.
-	approvalRedisTimeout = time.Second
+	// RedisTimeout bounds the one Redis command of an approved call: a
+	// person has just answered, a second more is nothing, and a spend that
+	// fails refuses the call.
+	RedisTimeout = time.Second
 	// maxSpentHere bounds the node-local record.
 	maxSpentHere = 100000
 )
@@ -52,7 +48,7 @@ type sharedSpent struct {
 }
 
 func (s sharedSpent) spend(ctx context.Context, nonce string, ttl time.Duration) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, approvalRedisTimeout)
+	ctx, cancel := context.WithTimeout(ctx, RedisTimeout)
 	defer cancel()
 	return s.store.Claim(ctx, s.prefix+"approval:"+nonce, ttl)
 }
@@ -95,67 +91,4 @@ func (l *localSpent) spend(_ context.Context, nonce string, ttl time.Duration) (
 	}
 	l.until[nonce] = now.Add(ttl)
 	return true, nil
-}
-
-// provisionApprover makes the approver every tool under a policy shares,
-// with the shared record of spent answers when the config asks for
-// approvals and the nodes share a Redis.
-func (h *Handler) provisionApprover(repl *caddy.Replacer) error {
-	h.approver = newApprover(h.sessionIDs.Keys(), time.Duration(h.ApprovalTimeout), h.logger.Named("audit"))
-	url, prefix := h.approvalRedis()
-	if url == "" || !h.asksApproval() {
-		h.approver.spent = spentHere
-		return nil
-	}
-	store, key, err := acquireRedis(repl.ReplaceKnown(url, ""), approvalRedisTimeout)
-	if err != nil {
-		return fmt.Errorf("approvals: %v", err)
-	}
-	h.approvalRedisKey = key
-	h.approver.spent = sharedSpent{store: store, prefix: repl.ReplaceKnown(prefix, "")}
-	return nil
-}
-
-// approvalRedis is the Redis the nodes share for approvals and its key
-// prefix: rate_limit_redis first, since it holds what enforces limits (an
-// operator runs it so that keys are not evicted early), else the cache's.
-// A cache Redis with an eviction policy may drop a spent answer under
-// memory pressure (README, Approvals).
-func (h *Handler) approvalRedis() (url, prefix string) {
-	switch {
-	case h.RateLimitStore != nil:
-		return h.RateLimitStore.Redis, cmp.Or(h.RateLimitStore.Prefix, "edgemcp:")
-	case h.Cache != nil && h.Cache.Redis != "":
-		return h.Cache.Redis, cmp.Or(h.Cache.KeyPrefix, "edgemcp:")
-	}
-	return "", ""
-}
-
-// asksApproval reports whether any policy of the config may ask: only
-// then is a Redis client taken for the record.
-func (h *Handler) asksApproval() bool {
-	for _, c := range h.Connectors {
-		if c.Approval != "" {
-			return true
-		}
-	}
-	for _, t := range h.Tools {
-		if t.Approval == approvalRequired {
-			return true
-		}
-	}
-	for _, s := range h.Sources {
-		if s.Approval != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// cleanupApprover releases this config's share of the Redis client.
-func (h *Handler) cleanupApprover() {
-	if h.approvalRedisKey != "" {
-		_, _ = redisPools.Delete(h.approvalRedisKey)
-		h.approvalRedisKey = ""
-	}
 }
