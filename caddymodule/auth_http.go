@@ -10,6 +10,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -108,7 +110,7 @@ func (h *Handler) refuseEndpoint(w http.ResponseWriter, r *http.Request, err err
 	} else {
 		w.Header().Set("Retry-After", "5")
 	}
-	writeJSONRPCError(w, status, pipeline.CodeStageFailed, string(pipeline.StageAuth)+": "+msg)
+	jsonrpc.WriteError(w, status, pipeline.CodeStageFailed, string(pipeline.StageAuth)+": "+msg)
 }
 
 // toolFilter shows a caller, in tools/list, only the tools it may call: the
@@ -119,7 +121,7 @@ func (h *Handler) refuseEndpoint(w http.ResponseWriter, r *http.Request, err err
 // Aliases (mcpserver.go) are never listed: each tool appears once, under
 // its own name.
 func (h *Handler) toolFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	if callStateFrom(ctx) != nil {
+	if fastpath.CallFrom(ctx) != nil {
 		return tools
 	}
 	if r := h.tools(); r.search != nil {

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 )
 
 // TestDirectPathPassesCachedDBResults: a DB tool's cached result (stored
@@ -79,7 +81,7 @@ func TestDirectPathPassesCachedDBResults(t *testing.T) {
 		if text != "a<b>&é\u2028\"}}\\n" { // SQL keeps the backslash
 			t.Errorf("%s: name %q", version, text)
 		}
-		if hasStructured := bytes.Contains(r.Result, []byte(`"structuredContent"`)); hasStructured != (version >= structuredSince) {
+		if hasStructured := bytes.Contains(r.Result, []byte(`"structuredContent"`)); hasStructured != (version >= jsonrpc.StructuredSince) {
 			t.Errorf("%s: structuredContent %v: %s", version, hasStructured, r.Result)
 		}
 	}

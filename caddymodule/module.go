@@ -6,17 +6,16 @@ package caddymodule
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
 	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
@@ -120,15 +119,13 @@ type Handler struct {
 	cacheKey         string
 	redisKey         string
 
-	limits        ratelimit.Store    // rate limit counters (ratelimit.go)
-	inFlight      *inFlight          // nil without max_concurrent (inflight.go)
-	serverInfo    mcp.Implementation // name and version, as a 2026-07-28 result's _meta says them (direct_modern.go)
-	modernMetas   *modernMetas       // direct_modern.go
+	limits        ratelimit.Store // rate limit counters (ratelimit.go)
+	inFlight      *inFlight       // nil without max_concurrent (inflight.go)
 	limitRedisKey string
 
 	unknownTool *toolObs
 
-	clientSessions *clientSessions // mcp's sessions by id (direct_peer.go)
+	fast *fastpath.Server // the direct path, and the relay to mcp-go
 
 	resources      []*declaredResource // resources.go
 	resourceEngine *pipeline.Engine
@@ -174,8 +171,6 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if h.MaxConcurrent > 0 {
 		h.inFlight = &inFlight{max: int64(h.MaxConcurrent)}
 	}
-	h.serverInfo = mcp.Implementation{Name: h.ServerName, Version: h.ServerVersion}
-	h.modernMetas = &modernMetas{known: make(map[string]string)}
 	if h.MaxBodySize == 0 {
 		h.MaxBodySize = defaultMaxBodySize
 	}
@@ -362,12 +357,6 @@ func (h *Handler) Cleanup() error {
 		releaseConnector(key)
 	}
 	h.poolKeys = nil
-	return nil
-}
-
-// ServeHTTP serves the MCP endpoint; it never calls next.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	h.serveMCP(w, r)
 	return nil
 }
 

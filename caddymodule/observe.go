@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,12 +9,12 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -114,8 +113,8 @@ type callRecord struct {
 
 // startCall opens the record (and the call span, when the request is
 // traced) and returns the context the pipeline runs in.
-func (h *Handler) startCall(ctx context.Context, name string) (context.Context, *callRecord) {
-	rec := &callRecord{h: h, tool: h.tools().obs[name], start: time.Now()}
+func (h *Handler) startCall(ctx context.Context, reg *registry, name string) (context.Context, *callRecord) {
+	rec := &callRecord{h: h, tool: reg.obs[name], start: time.Now()}
 	if rec.tool == nil {
 		rec.tool = h.unknownTool
 	}
@@ -309,17 +308,17 @@ func dbSystem(dialect string) string {
 // jsonrpcID is the id of the tools/call being served, as text. The
 // client chooses it, so it is cut short before it reaches a span or a log.
 func jsonrpcID(ctx context.Context) string {
-	st := callStateFrom(ctx)
-	if st == nil || st.id == nil {
+	st := fastpath.CallFrom(ctx)
+	if st == nil || st.ID == nil {
 		return ""
 	}
-	switch v := st.id.(type) {
+	switch v := st.ID.(type) {
 	case string:
 		return clip(v)
 	case float64:
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	return clip(fmt.Sprint(st.id))
+	return clip(fmt.Sprint(st.ID))
 }
 
 // maxClientText bounds client-chosen text (ids, unknown tool names) in
@@ -333,38 +332,13 @@ func clip(s string) string {
 	return s[:maxClientText] + "…"
 }
 
-// respond is the response stage (encodeResult) under its own span.
-func (rec *callRecord) respond(ctx context.Context, res *pipeline.Result, version string) (*mcp.CallToolResult, *pipeline.Error) {
-	_, end := rec.Stage(ctx, nil, pipeline.StageResponse)
-	out, perr := encodeResult(res, version)
-	if perr != nil {
-		end(perr)
-	} else {
-		end(nil)
-	}
-	return out, perr
-}
-
-// respondRaw is respond for a Canonical or Encoded result
-// (encodeCanonical); nil, nil when respond must encode it after all.
-func (rec *callRecord) respondRaw(ctx context.Context, res *pipeline.Result, version string) (json.RawMessage, *pipeline.Error) {
-	_, end := rec.Stage(ctx, nil, pipeline.StageResponse)
-	out, perr := encodeCanonical(res, version, &rec.h.serverInfo)
-	if perr != nil {
-		end(perr)
-	} else {
-		end(nil)
-	}
-	return out, perr
-}
-
 // recordUnknownTool counts and logs a tools/call of a name that resolves
 // to no tool. mcp-go answers it (wire.go fixes the code), so runTool never
 // sees it; without this an SRE would not see clients calling tools that
 // are gone. The metric label is _unknown: the name is the client's text.
-func (h *Handler) recordUnknownTool(ctx context.Context, st *callState) {
-	ctx = context.WithValue(ctx, callStateKey{}, st)
-	_, rec := h.startCall(ctx, "")
-	rec.requested = clip(st.name)
-	rec.finish(ctx, st.failure())
+func (h *Handler) recordUnknownTool(ctx context.Context, st *fastpath.Call) {
+	ctx = fastpath.WithCall(ctx, st)
+	_, rec := h.startCall(ctx, st.Registry.(*registry), "")
+	rec.requested = clip(st.Name)
+	rec.finish(ctx, st.Failure())
 }

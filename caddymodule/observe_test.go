@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -41,6 +42,7 @@ func unitHandler(t testing.TB, tools ...*pipeline.Tool) (*Handler, *observer.Obs
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
 	h := &Handler{logger: zap.New(core), ErrorMode: errorModeJSONRPC}
+	h.fast = h.newFastPath()
 	reg, err := h.newRegistry(tools)
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +162,7 @@ func TestCallRecordUntraced(t *testing.T) {
 	h, logs := unitHandler(t, tool)
 	before := testutil.ToFloat64(callsTotal.WithLabelValues("unit-plain", "error", "-32000"))
 	ctx := context.Background()
-	_, rec := h.startCall(ctx, "unit-plain")
+	_, rec := h.startCall(ctx, h.tools(), "unit-plain")
 	if rec.tracer != nil || rec.span != nil {
 		t.Fatal("a span was started without a traced request")
 	}
@@ -173,6 +175,7 @@ func TestCallRecordUntraced(t *testing.T) {
 	// In error_mode result the failure reaches the client as an isError
 	// result, and is still counted as the failure it is.
 	h.ErrorMode = errorModeResult
+	h.fast = h.newFastPath() // the fast path reads the settings when it is made
 	if res, perr := h.runTool(ctx, "unit-plain", nil, &pipeline.RequestInfo{}); perr != nil || res == nil || !res.IsError {
 		t.Fatalf("error_mode result: %v %v", res, perr)
 	}
@@ -181,7 +184,7 @@ func TestCallRecordUntraced(t *testing.T) {
 	}
 	// A name that resolves to nothing is labelled _unknown, never with the
 	// client's text.
-	_, rec = h.startCall(ctx, "made-up-by-a-client")
+	_, rec = h.startCall(ctx, h.tools(), "made-up-by-a-client")
 	if rec.tool.name != unknownToolLabel {
 		t.Errorf("unknown tool labelled %q", rec.tool.name)
 	}
@@ -205,12 +208,12 @@ func toString(v any) string {
 // before it reaches a span or a log line.
 func TestClientTextClipped(t *testing.T) {
 	long := strings.Repeat("x", 10_000)
-	st := &callState{id: long}
-	got := jsonrpcID(context.WithValue(context.Background(), callStateKey{}, st))
+	st := &fastpath.Call{ID: long}
+	got := jsonrpcID(fastpath.WithCall(context.Background(), st))
 	if len(got) > maxClientText+len("…") || !strings.HasPrefix(got, "xxx") {
 		t.Fatalf("id of %d bytes", len(got))
 	}
-	if got := jsonrpcID(context.WithValue(context.Background(), callStateKey{}, &callState{id: float64(42)})); got != "42" {
+	if got := jsonrpcID(fastpath.WithCall(context.Background(), &fastpath.Call{ID: float64(42)})); got != "42" {
 		t.Fatalf("numeric id %q", got)
 	}
 }

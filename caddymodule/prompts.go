@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -222,9 +223,9 @@ func (h *Handler) promptHandler(p *pipeline.Prompt) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		msgs, err := p.Render(req.Params.Arguments)
 		if err != nil {
-			if st := callStateFrom(ctx); st != nil {
+			if st := fastpath.CallFrom(ctx); st != nil {
 				if perr, ok := err.(*pipeline.Error); ok {
-					st.fail(&pipeline.Error{Code: mcp.INVALID_PARAMS, Stage: perr.Stage, Message: perr.Message})
+					st.Fail(&pipeline.Error{Code: mcp.INVALID_PARAMS, Stage: perr.Stage, Message: perr.Message})
 				}
 			}
 			return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/connectors/rediscache"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/backoff"
@@ -158,7 +159,7 @@ func (h *Handler) allowEndpoint(w http.ResponseWriter, r *http.Request) bool {
 	}
 	rateLimited.WithLabelValues("endpoint", "").Inc()
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
-	writeJSONRPCError(w, http.StatusTooManyRequests, pipeline.CodeStageFailed, fmt.Sprintf("rate limited: retry in %s", roundUp(retry)))
+	jsonrpc.WriteError(w, http.StatusTooManyRequests, pipeline.CodeStageFailed, fmt.Sprintf("rate limited: retry in %s", roundUp(retry)))
 	return false
 }
 

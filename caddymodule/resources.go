@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/script"
 	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
@@ -348,10 +349,10 @@ func (h *Handler) serverResources() ([]server.ServerResource, []server.ServerRes
 // for a URI that matches nothing.
 func (h *Handler) resourceHandler(r *declaredResource) server.ResourceTemplateHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		st := callStateFrom(ctx)
+		st := fastpath.CallFrom(ctx)
 		fail := func(perr *pipeline.Error) ([]mcp.ResourceContents, error) {
 			if st != nil {
-				st.fail(perr)
+				st.Fail(perr)
 			}
 			return nil, perr
 		}
@@ -368,7 +369,7 @@ func (h *Handler) resourceHandler(r *declaredResource) server.ResourceTemplateHa
 			}
 			args[k] = v
 		}
-		res, perr := h.resourceEngine.Call(ctx, r.tool.Name, args, requestInfo(ctx, st))
+		res, perr := h.resourceEngine.Call(ctx, r.tool.Name, args, fastpath.RequestInfo(ctx, st))
 		if perr == nil {
 			var contents mcp.ResourceContents
 			contents, perr = resourceContents(res, req.Params.URI, r.mimeType())

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -85,8 +86,8 @@ func (h *Handler) refuse(ctx context.Context, err error) {
 	if !ok || perr == nil {
 		return
 	}
-	if st := callStateFrom(ctx); st != nil {
-		st.fail(perr)
+	if st := fastpath.CallFrom(ctx); st != nil {
+		st.Fail(perr)
 	}
 }
 
