@@ -258,7 +258,7 @@ func (h *Handler) searchTools(ctx context.Context, req mcp.CallToolRequest) (*mc
 	if perr != nil {
 		return h.metaFail(ctx, perr)
 	}
-	x := h.tools().search
+	x := h.registryOf(ctx).search
 	if x == nil { // the registry shrank below discovery auto's threshold
 		return h.metaFail(ctx, notFound(metaSearch))
 	}
@@ -284,7 +284,7 @@ func (h *Handler) describeTool(ctx context.Context, req mcp.CallToolRequest) (*m
 	if perr != nil {
 		return h.metaFail(ctx, perr)
 	}
-	t := h.tools().engine.Lookup(name)
+	t := h.registryOf(ctx).engine.Lookup(name)
 	if t == nil || !h.callable(ctx, t) {
 		return h.metaFail(ctx, notFound(name))
 	}
@@ -327,7 +327,7 @@ func (h *Handler) handleCallTool(ctx context.Context, req mcp.CallToolRequest) (
 	if perr != nil {
 		return h.metaFail(ctx, perr)
 	}
-	if t := h.tools().engine.Lookup(name); t != nil {
+	if t := h.registryOf(ctx).engine.Lookup(name); t != nil {
 		name = t.Name // an alias runs, and is logged as, its tool
 	}
 	st := fastpath.CallFrom(ctx)
