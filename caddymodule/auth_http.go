@@ -118,7 +118,7 @@ func (h *Handler) refuseEndpoint(w http.ResponseWriter, r *http.Request, err err
 // filter to tools/call, where it would answer "tool not found"; calls are
 // let through so the auth stage refuses them with the documented -32000.
 //
-// Aliases (mcpserver.go) are never listed: each tool appears once, under
+// Aliases (serverTools) are never listed: each tool appears once, under
 // its own name.
 func (h *Handler) toolFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	if fastpath.CallFrom(ctx) != nil {

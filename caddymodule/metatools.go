@@ -157,7 +157,7 @@ func (h *Handler) listSearch(ctx context.Context, r *registry, tools []mcp.Tool)
 }
 
 // metaArgs are the arguments of a meta-tool call, decoded with UseNumber
-// when the HTTP layer read them (callState).
+// when the HTTP layer read them (fastpath.Call).
 func metaArgs(ctx context.Context, req mcp.CallToolRequest) map[string]any {
 	if st := fastpath.CallFrom(ctx); st != nil && st.Name == req.Params.Name && st.Args != nil {
 		return st.Args

@@ -101,7 +101,7 @@ type Handler struct {
 
 	authConfig // auth providers, default_auth (auth_config.go)
 
-	live       *liveTools        // the tools now (registry.go)
+	live       *liveTools        // the tools now (registry)
 	declared   []*pipeline.Tool  // the Caddyfile's tools, as provisioned
 	sources    []loadedSource    // sources.go
 	connTypes  map[string]string // connector name → type, for telemetry

@@ -20,7 +20,7 @@ import (
 
 // This file is the one place where a tools/call becomes telemetry
 // (docs/architecture.md, Observability): a span with a child per stage (and per statement), the metrics, and
-// the info log line. Both transport paths (mcp-go's handler and direct.go)
+// the info log line. Both transport paths (mcp-go's handler and fastpath.Server.Answer)
 // run a call through runTool, which opens a callRecord here and closes it
 // when the response is encoded.
 //
@@ -333,7 +333,7 @@ func clip(s string) string {
 }
 
 // recordUnknownTool counts and logs a tools/call of a name that resolves
-// to no tool. mcp-go answers it (wire.go fixes the code), so runTool never
+// to no tool. mcp-go answers it (fastpath.Writer fixes the code), so runTool never
 // sees it; without this an SRE would not see clients calling tools that
 // are gone. The metric label is _unknown: the name is the client's text.
 func (h *Handler) recordUnknownTool(ctx context.Context, st *fastpath.Call) {

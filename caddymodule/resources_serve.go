@@ -19,7 +19,7 @@ import (
 // How declared resources and prompts meet mcp-go: the server options that
 // declare their capabilities (only when there are any), filter them per
 // caller and complete their arguments, and the call state that lets
-// wire.go put the documented error code on a failed read or get.
+// fastpath.Writer put the documented error code on a failed read or get.
 
 // parseResourceOrPrompt reads `resource ...` or `prompt ...` into the handler.
 func (h *Handler) parseResourceOrPrompt(d *caddyfile.Dispenser) error {
@@ -182,9 +182,9 @@ func completion(values []string) *mcp.Completion {
 // inspectRead notes a resources/read, prompts/get, completion/complete,
 // resources/subscribe or resources/unsubscribe, so that the handler's (or
 // hook's) failure reaches the wire with its own code, and a forwarded
-// request its upstream's own result (wire.go rewrites mcp-go's answer for
+// request its upstream's own result (fastpath.Writer rewrites mcp-go's answer for
 // that id); and a list whose entries include a source's own
-// (passthrough.go). Nil for anything else.
+// (fastpath.ListEntries). Nil for anything else.
 func (h *Handler) inspectRead(body []byte, r *http.Request) *fastpath.Call {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`

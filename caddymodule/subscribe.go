@@ -29,8 +29,8 @@ import (
 // "resource not found", as a read would.
 //
 // mcp-go's own handler always accepts; the hooks below do the work before
-// it and a refusal replaces its empty result on the wire (wire.go,
-// callState.overrides). A session's subscriptions end with the session:
+// it and a refusal replaces its empty result on the wire (fastpath.Writer,
+// fastpath.Call.Overrides). A session's subscriptions end with the session:
 // its DELETE, its eviction (max_sessions), session_idle_timeout without a
 // request or open stream, or the end of this config (a reload).
 

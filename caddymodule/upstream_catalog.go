@@ -41,7 +41,7 @@ type upstreamCatalog struct {
 	resourceOrigin map[string]pipeline.CatalogSource
 	// The entries as the sources listed them, by URI, URI template and
 	// (the gateway's) prompt name, written in place of mcp-go's
-	// (passthrough.go).
+	// (fastpath.ListEntries).
 	resourceText map[string]json.RawMessage
 	templateText map[string]json.RawMessage
 	promptText   map[string]json.RawMessage
@@ -347,7 +347,7 @@ func (h *Handler) forwardComplete(ctx context.Context, src pipeline.CatalogSourc
 }
 
 // passUpstream has the upstream's own result of the request in ctx written
-// in place of mcp-go's encoding of it (passthrough.go).
+// in place of mcp-go's encoding of it (fastpath.Call.PassUpstream).
 func passUpstream(ctx context.Context, raw json.RawMessage) {
 	if st := fastpath.CallFrom(ctx); st != nil {
 		st.PassUpstream(compactJSON(raw))
