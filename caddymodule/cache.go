@@ -12,6 +12,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/connectors/rediscache"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
@@ -224,7 +225,7 @@ func (h *Handler) provisionCache(ctx caddy.Context, tools, sourced []*pipeline.T
 	h.cacheKey = key
 	c := val.(sharedCache).Cache
 	h.cache = c
-	h.exposeCache("results", c)
+	telemetry.ExposeCache(h, "results", c)
 	for _, t := range tools {
 		t.Executor = c.Wrap(t)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // TestDirectPathPassesCachedDBResults: a DB tool's cached result (stored
-// encoded, encodeValue) is written by the direct path as the cache holds
+// encoded, jsonrpc.EncodeValue) is written by the direct path as the cache holds
 // it, and the answer is the same bytes mcp-go's dispatcher writes for the
 // same call (with _meta, which sends it there): on the miss that fills the
 // entry and the hits after it, for each protocol version, for every type

@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -24,8 +25,8 @@ func (h *Handler) newFastPath() *fastpath.Server {
 		ErrorsAsResults: h.ErrorMode == errorModeResult,
 		FullErrorDetail: h.ErrorDetail == errorDetailFull,
 		ListFilter:      len(h.providers) > 0, // only auth hides a tool from tools/list
-		DirectCalls:     directCallsTotal,
-		DirectLists:     directListsTotal,
+		DirectCalls:     telemetry.DirectCalls,
+		DirectLists:     telemetry.DirectLists,
 	})
 }
 
@@ -47,10 +48,7 @@ func (s fastShell) SealEvent(p []byte, session string) []byte {
 	return serverRequestIDs{s.h.sessionIDs.keys}.sealEvent(p, session)
 }
 
-func (s fastShell) RequestID(ctx context.Context) string { return requestID(ctx) }
-
-// Finish ends the call's record (fastpath.Record).
-func (rec *callRecord) Finish(ctx context.Context, perr *pipeline.Error) { rec.finish(ctx, perr) }
+func (s fastShell) RequestID(ctx context.Context) string { return telemetry.RequestID(ctx) }
 
 // registryOf is the tool set the request of ctx resolved (one per call,
 // fastpath.Call.Registry), else the current one.

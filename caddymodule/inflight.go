@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -32,7 +33,7 @@ func (f *inFlight) enter(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	f.n.Add(-1)
-	rateLimited.WithLabelValues("concurrency", "").Inc()
+	telemetry.RateLimited.WithLabelValues("concurrency", "").Inc()
 	w.Header().Set("Retry-After", "1")
 	jsonrpc.WriteError(w, http.StatusServiceUnavailable, pipeline.CodeStageFailed,
 		fmt.Sprintf("busy: %d requests are being served (max_concurrent)", f.max))

@@ -24,7 +24,7 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithToolHandlerMiddleware(withRoundTrip),
 	}, h.resourcePromptOptions()...)
 	hooks := &server.Hooks{}
-	h.resourceHooks(hooks)
+	h.resources.Hooks(hooks, catchAllTemplate)
 	h.subscribeHooks(hooks)
 	h.instructionHooks(hooks)
 	h.fast.Sessions().Hooks(hooks) // the sessions a direct call may talk to

@@ -9,6 +9,7 @@ import (
 
 	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -20,9 +21,9 @@ import (
 // consistent set from resolution to response.
 type registry struct {
 	engine *pipeline.Engine
-	obs    map[string]*toolObs // telemetry per tool (toolObs)
-	search *toolIndex          // discovery search; nil: tools/list lists every tool
-	fast   *fastpath.Tools     // what the fast path keeps of the version
+	obs    map[string]*telemetry.Tool // telemetry per tool
+	search *toolIndex                 // discovery search; nil: tools/list lists every tool
+	fast   *fastpath.Tools            // what the fast path keeps of the version
 }
 
 // Tools implements fastpath.Registry.
@@ -58,7 +59,7 @@ func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &registry{engine: engine, obs: make(map[string]*toolObs, len(tools))}
+	r := &registry{engine: engine, obs: make(map[string]*telemetry.Tool, len(tools))}
 	var meta func(string) bool
 	if searching {
 		r.search = newToolIndex(engine, h.Discovery.Pin)
@@ -66,9 +67,7 @@ func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
 	}
 	r.fast = fastpath.NewTools(engine, meta)
 	for _, t := range tools {
-		o := &toolObs{name: t.Name, connector: t.Source, metrics: newToolMetrics(t.Name)}
-		o.connectorType = h.connTypes[t.Source]
-		r.obs[t.Name] = o
+		r.obs[t.Name] = telemetry.NewTool(t.Name, t.Source, h.connTypes[t.Source])
 	}
 	return r, nil
 }
