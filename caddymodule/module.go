@@ -7,19 +7,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/caddymodule/approval"
 	"github.com/edgemcp/edgemcp/caddymodule/catalog"
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/caddymodule/limits"
 	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 	"github.com/edgemcp/edgemcp/caddymodule/redact"
@@ -83,7 +82,7 @@ type Handler struct {
 	// script_max_output and script_max_memory for every tool
 	// (caddyfile_scripts.go).
 	ScriptSettings
-	// CatalogOff disables the HTML tool catalog served to browsers (catalog.go).
+	// CatalogOff disables the HTML tool catalog served to browsers (catalog.Catalog).
 	CatalogOff bool `json:"catalog_off,omitempty"`
 	// ApprovalTimeout is how long a call waits for a person's approval
 	// (approval.go; default 45s).
@@ -110,7 +109,7 @@ type Handler struct {
 
 	authConfig // auth providers, default_auth (auth_config.go)
 
-	live       *liveTools        // the tools now (registry.go)
+	live       *liveTools        // the tools now (registry)
 	declared   []*pipeline.Tool  // the Caddyfile's tools, as provisioned
 	sources    []loadedSource    // sources.go
 	connTypes  map[string]string // connector name → type, for telemetry
@@ -118,7 +117,7 @@ type Handler struct {
 	sessions   *session.Limit     // nil without max_sessions
 	approver   *approval.Approver // asks a person before a tool runs
 	// approvalRedisKey holds the approvals' share of a Redis client
-	// (approval_once.go).
+	// (approval.Options).
 	approvalRedisKey string
 	mcp              *server.MCPServer
 	streamable       *server.StreamableHTTPServer
@@ -128,10 +127,8 @@ type Handler struct {
 	cacheKey         string
 	redisKey         string
 
-	limits        *limits.Limiter    // rate limits over their counters (limits.Limiter)
-	inFlight      *session.InFlight  // nil without max_concurrent
-	serverInfo    mcp.Implementation // name and version, as a 2026-07-28 result's _meta says them (direct_modern.go)
-	modernMetas   *modernMetas       // direct_modern.go
+	limits        *limits.Limiter   // rate limits over their counters (limits.Limiter)
+	inFlight      *session.InFlight // nil without max_concurrent
 	limitRedisKey string
 
 	calls   *telemetry.Recorder // opens each call's telemetry
@@ -140,7 +137,7 @@ type Handler struct {
 	// requests the handler refuses (refused).
 	errorRoutes bool
 
-	clientSessions *clientSessions // mcp's sessions by id (direct_peer.go)
+	fast *fastpath.Server // the direct path, and the relay to mcp-go
 
 	resources    *resources.Set  // the declared resources
 	prompts      *prompts.Set    // the declared prompts
@@ -187,8 +184,6 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if h.MaxConcurrent > 0 {
 		h.inFlight = session.NewInFlight(h.MaxConcurrent)
 	}
-	h.serverInfo = mcp.Implementation{Name: h.ServerName, Version: h.ServerVersion}
-	h.modernMetas = &modernMetas{known: make(map[string]string)}
 	if h.MaxBodySize == 0 {
 		h.MaxBodySize = defaultMaxBodySize
 	}
@@ -378,11 +373,6 @@ func (h *Handler) Cleanup() error {
 	}
 	h.poolKeys = nil
 	return nil
-}
-
-// ServeHTTP serves the MCP endpoint; it never calls next.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	return h.serveMCP(w, r)
 }
 
 // Interface guards.

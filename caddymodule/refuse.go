@@ -7,11 +7,13 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
-// A request turned away before MCP sees it (413 body too large, 429 over
-// the endpoint's rate limit, 503 over max_concurrent) is a
+// A request turned away before MCP sees it (400 unreadable body, 413 body
+// too large, 429 over the endpoint's rate limit, 503 over max_concurrent)
+// is a
 // caddyhttp.HandlerError, as Caddy's own handlers return, so that the
 // site's `handle_errors` routes answer it. Without such routes Caddy would
 // write the bare status; the handler writes, as it always has, a JSON-RPC
@@ -32,9 +34,12 @@ func (h *Handler) refused(w http.ResponseWriter, err error) error {
 		return err
 	}
 	code := pipeline.CodeStageFailed
-	if he.StatusCode == http.StatusRequestEntityTooLarge {
+	switch he.StatusCode {
+	case http.StatusRequestEntityTooLarge:
 		code = -32600 // Invalid Request: the body itself is refused
+	case http.StatusBadRequest:
+		code = -32700 // Parse error: the body could not be read
 	}
-	writeJSONRPCError(w, he.StatusCode, code, he.Err.Error())
+	jsonrpc.WriteError(w, he.StatusCode, code, he.Err.Error())
 	return nil
 }
