@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 
+	"github.com/edgemcp/edgemcp/caddymodule/access"
 	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -14,14 +15,9 @@ import (
 type requestAccess struct{ h *Handler }
 
 // Allowed reports whether the caller of ctx passes auth (nil: anyone), the
-// check the tool filter makes (callable).
+// check the tool filter makes (access.Allowed).
 func (a requestAccess) Allowed(ctx context.Context, auth pipeline.Authorizer, name string) bool {
-	check, ok := auth.(*pipeline.AuthCheck)
-	if !ok {
-		return true
-	}
-	info := authRequestInfo(ctx)
-	return info != nil && check.Allows(ctx, info, name)
+	return access.Allowed(ctx, auth, name)
 }
 
 // Fail puts perr on the request's call state, whose writer answers it.

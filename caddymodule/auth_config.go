@@ -7,6 +7,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/edgemcp/edgemcp/caddymodule/access"
 	_ "github.com/edgemcp/edgemcp/caddymodule/auth" // the built-in mcp.auth providers
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -24,6 +25,9 @@ type authConfig struct {
 	providers   map[string]pipeline.AuthProvider
 	defaultAuth *pipeline.AuthCheck
 	metadata    *ResourceMetadata
+	// endpointAuth runs default_auth on every request; nil without
+	// providers.
+	endpointAuth *access.Endpoint
 	// adaptServers are the authorization servers of providers parsed from
 	// the Caddyfile, for the metadata route emitted at adapt time.
 	adaptServers map[string][]string
@@ -64,11 +68,8 @@ type AuthorizationServerLister interface {
 }
 
 // Challenger is implemented by providers with an HTTP authentication scheme
-// of their own (basic); its challenge is sent with the endpoint's 401
-// besides the Bearer one that MCP clients read.
-type Challenger interface {
-	Challenge() string
-}
+// of their own (basic): access.Challenger.
+type Challenger = access.Challenger
 
 func (p *AuthPolicyConfig) policy() *pipeline.Policy {
 	if len(p.Scopes) == 0 && len(p.Claims) == 0 && len(p.Subjects) == 0 {
@@ -100,6 +101,7 @@ func (h *Handler) provisionAuth(ctx caddy.Context) error {
 		}
 	}
 	if h.DefaultAuth == nil {
+		h.endpointAuth = h.newEndpointAuth()
 		return nil
 	}
 	check, err := h.authCheck(&h.DefaultAuth.AuthPolicyConfig, "default_auth")
@@ -112,6 +114,7 @@ func (h *Handler) provisionAuth(ctx caddy.Context) error {
 		servers = l.AuthorizationServerURLs()
 	}
 	h.metadata = h.resourceMetadata(servers)
+	h.endpointAuth = h.newEndpointAuth()
 	return nil
 }
 

@@ -2,116 +2,33 @@ package caddymodule
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/access"
 	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
-	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/caddymodule/session"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
-// The endpoint layer of auth (default_auth): every request to the endpoint
-// must carry valid credentials for the default provider, and satisfy the
-// default policy, before mcp-go sees it. The answers follow the MCP
-// authorization spec and RFC 6750 / RFC 9728:
-//   - no or invalid credentials: 401, WWW-Authenticate: Bearer
-//     resource_metadata="<metadata URL>" (+ error="invalid_token");
-//   - valid credentials that fail the default policy: 403 (error=
-//     "insufficient_scope" and the needed scope when a scope is missing);
-//   - a provider that cannot decide (identity provider down): 503.
-
-type authInfoKey struct{}
-
-// authRequestInfo is what the tools/list filter knows about the caller.
-func authRequestInfo(ctx context.Context) *pipeline.RequestInfo {
-	info, _ := ctx.Value(authInfoKey{}).(*pipeline.RequestInfo)
-	return info
-}
-
-// authenticateEndpoint runs the endpoint layer. It returns the request to
-// go on with (its context remembers provider answers, so a token is
-// verified once per request), or nil when it has answered the request
-// itself (refusal or metadata document).
-func (h *Handler) authenticateEndpoint(w http.ResponseWriter, r *http.Request) *http.Request {
+// newEndpointAuth is the endpoint layer of auth (access.Endpoint); nil
+// when no auth provider is declared. The providers, default_auth and the
+// metadata document are provisioned first.
+func (h *Handler) newEndpointAuth() *access.Endpoint {
 	if len(h.providers) == 0 {
-		return r
-	}
-	if h.metadata != nil && h.metadata.serve(w, r, "") {
 		return nil
 	}
-	info := &pipeline.RequestInfo{Header: r.Header, RemoteAddr: r.RemoteAddr, TLS: r.TLS}
-	ctx := context.WithValue(pipeline.WithAuthMemo(r.Context()), authInfoKey{}, info)
-	r = r.WithContext(ctx)
-	if h.defaultAuth == nil || r.Method == http.MethodOptions {
-		// OPTIONS: a browser's CORS preflight carries no credentials.
-		return r
+	opts := access.Options{Default: h.defaultAuth, Logger: h.logger,
+		ServeLocked: func(w http.ResponseWriter, r *http.Request) bool { return h.catalog.Serve(w, r, true) }}
+	if h.DefaultAuth != nil {
+		opts.Scopes = h.DefaultAuth.Scopes
 	}
-	id, err := h.defaultAuth.Identify(ctx, info, "")
-	if err == nil {
-		err = h.defaultAuth.Policy.Check(id)
-		if err == nil {
-			// The endpoint's rate limit counts per this identity.
-			return r.WithContext(context.WithValue(ctx, endpointIdentityKey{}, id))
-		}
+	if m := h.metadata; m != nil {
+		opts.ServeMetadata = func(w http.ResponseWriter, r *http.Request) bool { return m.serve(w, r, "") }
+		opts.MetadataURL = m.metadataURL
 	}
-	// A browser opening the URL sends no credentials: it gets the catalog
-	// page without tools, where the viewer can enter a credential. Not with
-	// a scheme the browser itself asks for (Basic): there the 401 makes it
-	// prompt, and it comes back with credentials.
-	var ae *pipeline.AuthError
-	_, prompts := h.defaultAuth.Provider.(Challenger)
-	if errors.As(err, &ae) && ae.Missing && !prompts && h.catalog.Serve(w, r, true) {
-		return nil
-	}
-	h.refuseEndpoint(w, r, err)
-	return nil
-}
-
-func (h *Handler) refuseEndpoint(w http.ResponseWriter, r *http.Request, err error) {
-	challenge := fmt.Sprintf(`Bearer resource_metadata=%q`, h.metadata.metadataURL(r))
-	if scopes := h.DefaultAuth.Scopes; len(scopes) > 0 {
-		challenge += fmt.Sprintf(`, scope=%q`, strings.Join(scopes, " "))
-	}
-	var (
-		ae     *pipeline.AuthError
-		pe     *pipeline.PolicyError
-		status int
-		msg    string
-	)
-	switch {
-	case errors.As(err, &ae) && ae.Missing:
-		status, msg = http.StatusUnauthorized, ae.SafeMessage()
-	case errors.As(err, &ae):
-		status, msg = http.StatusUnauthorized, ae.SafeMessage()
-		challenge += fmt.Sprintf(`, error="invalid_token", error_description=%q`, ae.Reason)
-	case errors.As(err, &pe):
-		status, msg = http.StatusForbidden, "not permitted"
-		if pe.Check == "scope" {
-			challenge += `, error="insufficient_scope"`
-			msg = "insufficient scope"
-		}
-	default:
-		status, msg = http.StatusServiceUnavailable, "authentication unavailable, try again later"
-	}
-	// The reason is safe to log (never the credential); so is the cause of
-	// an unavailable provider (a fetch error names the IdP's URL, not a token).
-	h.logger.Debug("mcp endpoint refused request", zap.String("provider", h.DefaultAuth.Use),
-		zap.Int("status", status), zap.String("reason", err.Error()), zap.String("remote_addr", r.RemoteAddr))
-	if status != http.StatusServiceUnavailable {
-		if c, ok := h.defaultAuth.Provider.(Challenger); ok && status == http.StatusUnauthorized {
-			w.Header().Add("WWW-Authenticate", c.Challenge())
-		}
-		w.Header().Add("WWW-Authenticate", challenge)
-	} else {
-		w.Header().Set("Retry-After", "5")
-	}
-	jsonrpc.WriteError(w, status, pipeline.CodeStageFailed, string(pipeline.StageAuth)+": "+msg)
+	return access.New(opts)
 }
 
 // toolFilter shows a caller, in tools/list, only the tools it may call: the
@@ -146,21 +63,16 @@ func (h *Handler) toolFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 }
 
 // callable reports whether the caller of ctx passes t's auth check: the
-// tools/list filter and the catalog page show only such tools. (The auth
-// stage still runs on every call; listing is a convenience.)
+// tools/list filter and the catalog page show only such tools
+// (access.Allowed).
 func (h *Handler) callable(ctx context.Context, t *pipeline.Tool) bool {
-	check, ok := t.Auth.(*pipeline.AuthCheck)
-	if !ok {
-		return true
-	}
-	info := authRequestInfo(ctx)
-	return info != nil && check.Allows(ctx, info, t.Name)
+	return access.Allowed(ctx, t.Auth, t.Name)
 }
 
 // endpointOwner is the owner a request's sessions get (session.Owner):
-// its endpoint identity (authenticateEndpoint).
+// its endpoint identity (access.Identity).
 func endpointOwner(ctx context.Context) session.Owner {
-	id, _ := ctx.Value(endpointIdentityKey{}).(*pipeline.Identity)
+	id := access.Identity(ctx)
 	if id == nil {
 		return session.Owner{}
 	}

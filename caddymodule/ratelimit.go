@@ -10,6 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/access"
 	"github.com/edgemcp/edgemcp/caddymodule/limits"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/connectors/rediscache"
@@ -124,13 +125,8 @@ func (h *Handler) allowEndpoint(w http.ResponseWriter, r *http.Request) error {
 	if h.RateLimit == nil || r.Method == http.MethodOptions {
 		return nil
 	}
-	id, _ := r.Context().Value(endpointIdentityKey{}).(*pipeline.Identity)
-	return h.limits.Endpoint(w, r, *h.RateLimit.rule(), id)
+	return h.limits.Endpoint(w, r, *h.RateLimit.rule(), access.Identity(r.Context()))
 }
-
-// endpointIdentityKey holds the caller the endpoint verified
-// (authenticateEndpoint), a *pipeline.Identity.
-type endpointIdentityKey struct{}
 
 // applyToolLimits puts each declared tool's limits in front of its executor.
 func (h *Handler) applyToolLimits(tools []*pipeline.Tool) {

@@ -23,7 +23,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 	if h.catalog.ServeScript(w, r) {
 		return nil // the catalog page's script: static, for anyone
 	}
-	if r = h.authenticateEndpoint(w, r); r == nil {
+	if r = h.endpointAuth.Authenticate(w, r); r == nil {
 		return nil // refused by default_auth (401), or the protected resource metadata was served
 	}
 	if err := h.allowEndpoint(w, r); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/access"
 	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -247,11 +248,11 @@ func (h *Handler) forwardRead(cs pipeline.CatalogSource) server.ResourceHandlerF
 // session per caller sends the request on that caller's session, with the
 // caller's credentials (sources/mcp, session per_caller).
 func withRequestCaller(ctx context.Context) context.Context {
-	id, _ := ctx.Value(endpointIdentityKey{}).(*pipeline.Identity)
+	id := access.Identity(ctx)
 	if id == nil {
 		return ctx
 	}
-	return pipeline.WithRequestCaller(ctx, &pipeline.Call{Identity: id, Request: authRequestInfo(ctx)})
+	return pipeline.WithRequestCaller(ctx, &pipeline.Call{Identity: id, Request: access.RequestInfo(ctx)})
 }
 
 // forwardGet gets a prompt of a source under its original name.
