@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -40,4 +41,24 @@ func (a requestAccess) Shown(ctx context.Context, perr *pipeline.Error) *pipelin
 		return perr.WithoutServerText(requestID(ctx))
 	}
 	return perr
+}
+
+// PassUpstream has raw, the upstream's own result of the request, written
+// in place of mcp-go's encoding of it.
+func (requestAccess) PassUpstream(ctx context.Context, raw json.RawMessage) {
+	if st := callStateFrom(ctx); st != nil {
+		st.passUpstream(raw)
+	}
+}
+
+// Caller gives a source the caller the endpoint verified (default_auth)
+// and the request's headers: a source with an upstream session per caller
+// sends the request on that caller's session, with the caller's
+// credentials (sources/mcp, session per_caller).
+func (requestAccess) Caller(ctx context.Context) context.Context {
+	id, _ := ctx.Value(endpointIdentityKey{}).(*pipeline.Identity)
+	if id == nil {
+		return ctx
+	}
+	return pipeline.WithRequestCaller(ctx, &pipeline.Call{Identity: id, Request: authRequestInfo(ctx)})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/edgemcp/edgemcp/caddymodule/relay"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -30,17 +31,16 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithToolFilter(h.toolFilter), // auth_http.go
 		server.WithPaginationLimit(toolsPageSize),
 		server.WithToolHandlerMiddleware(withRoundTrip), // approval.go
-	}, h.resourcePromptOptions()...) // resources_serve.go
+	}, h.resourcePromptOptions()...)
 	hooks := &server.Hooks{}
-	h.resources.Hooks(hooks, catchAllTemplate)
-	h.subscribeHooks(hooks)   // subscribe.go
-	h.instructionHooks(hooks) // upstream_catalog.go
+	h.resources.Hooks(hooks, relay.CatchAllTemplate)
+	h.relay.Hooks(hooks) // instructions, subscriptions
 	h.clientSessions = &clientSessions{}
 	h.clientSessions.hooks(hooks) // direct_peer.go
 	opts = append(opts, server.WithHooks(hooks))
 	srv := server.NewMCPServer(h.ServerName, h.ServerVersion, opts...)
 	srv.AddTools(h.serverTools(h.tools())...)
-	h.addResourcesAndPrompts(srv)
+	h.relay.Attach(srv)
 
 	idle := h.sessionIdleTimeout()
 	// Signed session ids (sessionid.go), held by the handler so the direct

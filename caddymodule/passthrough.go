@@ -29,23 +29,23 @@ type listEntries struct {
 // resources/list, resources/templates/list, prompts/list) when some entry
 // of it comes from a source that gave its own text.
 func (h *Handler) passOnList(st *callState, method string) {
-	up := h.upstream.p.Load()
+	up := h.relay.Catalog()
 	switch mcp.MCPMethod(method) {
 	case mcp.MethodToolsList:
 		if reg := h.tools(); reg.listings {
 			st.list = &listEntries{key: "tools", idField: "name", entry: reg.listingOf}
 		}
 	case mcp.MethodResourcesList:
-		if len(up.resourceText) > 0 {
-			st.list = &listEntries{key: "resources", idField: "uri", entry: mapEntry(up.resourceText)}
+		if len(up.ResourceText) > 0 {
+			st.list = &listEntries{key: "resources", idField: "uri", entry: mapEntry(up.ResourceText)}
 		}
 	case mcp.MethodResourcesTemplatesList:
-		if len(up.templateText) > 0 {
-			st.list = &listEntries{key: "resourceTemplates", idField: "uriTemplate", entry: mapEntry(up.templateText)}
+		if len(up.TemplateText) > 0 {
+			st.list = &listEntries{key: "resourceTemplates", idField: "uriTemplate", entry: mapEntry(up.TemplateText)}
 		}
 	case mcp.MethodPromptsList:
-		if len(up.promptText) > 0 {
-			st.list = &listEntries{key: "prompts", idField: "name", entry: mapEntry(up.promptText)}
+		if len(up.PromptText) > 0 {
+			st.list = &listEntries{key: "prompts", idField: "name", entry: mapEntry(up.PromptText)}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/discovery"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -18,7 +19,7 @@ type registry struct {
 	engine *pipeline.Engine
 	obs    map[string]*toolObs // telemetry per tool (observe.go)
 	list   encodedTools        // tools/list entries, encoded on the first list (direct_list.go)
-	search *toolIndex          // discovery search (metatools.go); nil: tools/list lists every tool
+	search *discovery.Index    // discovery search; nil: tools/list lists every tool
 	// headerBound: tools a modern call of which is left to mcp-go (direct_modern.go).
 	headerBound map[string]bool
 	// listings: some tool has a Listing of its own, which replaces mcp-go's
@@ -48,7 +49,7 @@ func (h *Handler) setTools(r *registry) {
 func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
 	searching := h.Discovery.searching(len(tools))
 	if searching {
-		if err := h.reserveMetaNames(tools); err != nil {
+		if err := discovery.Reserve(tools, h.declared); err != nil {
 			return nil, err
 		}
 	}
@@ -58,7 +59,7 @@ func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
 	}
 	r := &registry{engine: engine, obs: make(map[string]*toolObs, len(tools)), headerBound: headerBoundTools(tools)}
 	if searching {
-		r.search = newToolIndex(engine, h.Discovery.Pin)
+		r.search = discovery.NewIndex(engine, h.Discovery.Pin)
 	}
 	for _, t := range tools {
 		r.listings = r.listings || t.Listing != nil
@@ -116,6 +117,6 @@ func (h *Handler) swapTools() {
 	}
 	h.setTools(r)
 	h.mcp.SetTools(h.serverTools(r)...)
-	h.refreshCatalog() // the sources' resources and prompts (upstream_catalog.go)
+	h.relay.Refresh() // the sources' resources and prompts
 	h.logger.Info("tools updated", zap.Int("tools", len(r.engine.Tools())))
 }

@@ -1,23 +1,25 @@
 package caddymodule
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/caddymodule/prompts"
+	"github.com/edgemcp/edgemcp/caddymodule/relay"
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
-// How declared resources and prompts meet mcp-go: the server options that
-// declare their capabilities (only when there are any), filter them per
-// caller and complete their arguments, and the call state that lets
-// wire.go put the documented error code on a failed read or get.
+// How resources and prompts, declared (resources.Set, prompts.Set) and the
+// sources' (relay.Relay), meet mcp-go: the server options that declare
+// their capabilities (only when there are any), filter them per caller and
+// complete their arguments, and the call state that puts the documented
+// error code on a failed read or get.
 
 // parseResourceOrPrompt reads `resource ...` or `prompt ...` into the handler.
 func (h *Handler) parseResourceOrPrompt(d *caddyfile.Dispenser) error {
@@ -61,93 +63,85 @@ func (h *Handler) provisionPrompts(repl *caddy.Replacer) error {
 }
 
 // resourcePromptOptions are the mcp-go options for the declared resources
-// and prompts.
+// and prompts and the sources'.
 func (h *Handler) resourcePromptOptions() []server.ServerOption {
 	opts := []server.ServerOption{
 		server.WithPromptFilter(h.prompts.Filter),
 	}
-	// A source's lists change with its upstream's (upstream_catalog.go).
-	changing := len(h.catalogSources()) > 0
-	if h.servesResources() {
-		opts = append(opts, server.WithResourceCapabilities(h.subscribable(), changing)) // subscribe.go
+	if h.relay.ServesResources() {
+		opts = append(opts, server.WithResourceCapabilities(h.relay.Subscribable(), h.relay.Changing()))
 	}
-	if h.servesPrompts() {
-		opts = append(opts, server.WithPromptCapabilities(changing))
+	if h.relay.ServesPrompts() {
+		opts = append(opts, server.WithPromptCapabilities(h.relay.Changing()))
 	}
-	if h.completable() {
+	if h.relay.Completable() {
+		prompts, resources := h.relay.Completers()
 		opts = append(opts, server.WithCompletions(),
-			server.WithPromptCompletionProvider(promptCompleter{h}),
-			server.WithResourceCompletionProvider(resourceCompleter{h}))
+			server.WithPromptCompletionProvider(prompts),
+			server.WithResourceCompletionProvider(resources))
 	}
 	return opts
 }
 
-// servesResources: resources are declared, or a source may bring some.
-func (h *Handler) servesResources() bool {
-	return len(h.resources.All()) > 0 || len(h.catalogSources()) > 0
-}
-
-// servesPrompts: prompts are declared, or a source may bring some.
-func (h *Handler) servesPrompts() bool {
-	return len(h.prompts.All()) > 0 || len(h.catalogSources()) > 0
-}
-
-// addResourcesAndPrompts registers the declared resources and prompts and
-// the sources' (upstream_catalog.go); registering is what declares the
-// capability in mcp-go, so nothing is registered where nothing is served.
-func (h *Handler) addResourcesAndPrompts(srv *server.MCPServer) {
-	h.setCatalog(srv, h.upstream.p.Load())
-}
-
-// completable: some prompt has an argument or some template a variable,
-// or a source may have them (its completions are forwarded).
-func (h *Handler) completable() bool {
-	if len(h.catalogSources()) > 0 {
-		return true
+// provisionRelay reads the sources' resources and prompts as they are now.
+func (h *Handler) provisionRelay() error {
+	var srcs []relay.Source
+	for _, s := range h.catalogSources() {
+		srcs = append(srcs, relay.Source{Name: s.name, Namespace: s.cfg.namespace(), Src: s.src.(pipeline.CatalogSource)})
 	}
-	return h.prompts.Completable() || h.resources.Completable()
+	r, err := relay.New(relay.Options{Sources: srcs, Resources: h.resources, Prompts: h.prompts,
+		Access: requestAccess{h}, Logger: h.logger, WithMember: withJSONMember})
+	if err != nil {
+		return err
+	}
+	h.relay = r
+	return nil
 }
 
-// errUnknownRef is completion/complete for a prompt or template that does
-// not exist, or that the caller may not use.
-var errUnknownRef = errors.New("no such prompt or resource template")
-
-type promptCompleter struct{ h *Handler }
-
-// CompletePromptArgument offers the argument's enum values that start with
-// what the user typed.
-func (c promptCompleter) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	if !c.h.prompts.Declared(name) {
-		if ref, ok := c.h.upstream.p.Load().promptOrigin[name]; ok {
-			return c.h.forwardComplete(ctx, ref.src, map[string]any{"type": "ref/prompt", "name": ref.original}, arg, cctx)
+// catalogSources are the sources that bring resources or prompts. A
+// source under `approval required` is not one: nothing of it may run
+// without a person's yes, and a resource read, a prompt get or a
+// completion has no call to approve (README, Approvals), so it serves its
+// tools only. Under `approval writes` they are served: the protocol makes
+// them reads, as a tool with readOnlyHint is one.
+func (h *Handler) catalogSources() []loadedSource {
+	var out []loadedSource
+	for _, s := range h.sources {
+		if _, ok := s.src.(pipeline.CatalogSource); ok && s.approval != approvalRequired {
+			out = append(out, s)
 		}
 	}
-	values, ok := c.h.prompts.Complete(ctx, name, arg.Name, arg.Value)
-	if !ok {
-		return nil, errUnknownRef
-	}
-	return completion(values), nil
+	return out
 }
 
-type resourceCompleter struct{ h *Handler }
-
-// CompleteResourceArgument offers the template variable's enum values.
-func (c resourceCompleter) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	if src, ok := c.h.upstream.p.Load().templateOrigin[uri]; ok {
-		return c.h.forwardComplete(ctx, src, map[string]any{"type": "ref/resource", "uri": uri}, arg, cctx)
+// warnUnapprovedCatalogs says, at load, which sources' resources and
+// prompts are left out by their `approval required`.
+func (h *Handler) warnUnapprovedCatalogs() {
+	for _, s := range h.sources {
+		cs, ok := s.src.(pipeline.CatalogSource)
+		if !ok || s.approval != approvalRequired {
+			continue
+		}
+		if cat := cs.Catalog(); len(cat.Resources)+len(cat.Templates)+len(cat.Prompts) > 0 {
+			h.logger.Warn("a source under approval required serves its tools only: its resources, resource templates and prompts cannot be approved and are left out",
+				zap.String("source", s.name), zap.Int("resources", len(cat.Resources)), zap.Int("templates", len(cat.Templates)), zap.Int("prompts", len(cat.Prompts)))
+		}
 	}
-	values, ok := c.h.resources.Complete(ctx, uri, arg.Name, arg.Value)
-	if !ok {
-		return nil, errUnknownRef
-	}
-	return completion(values), nil
 }
 
-func completion(values []string) *mcp.Completion {
-	if values == nil {
-		values = []string{}
+// trackSubscriber counts a request (or stream) of a session with
+// subscriptions as activity until the returned function runs. A DELETE of
+// a valid session ends its subscriptions first, so that they are gone
+// upstream by the time the client has its answer.
+func (h *Handler) trackSubscriber(r *http.Request) func() {
+	id := r.Header.Get(server.HeaderKeySessionID)
+	if r.Method == http.MethodDelete {
+		if id != "" && sessionCheckOf(r) != nil { // the caller's own session (admitSession)
+			h.relay.EndSession(id)
+		}
+		return func() {}
 	}
-	return &mcp.Completion{Values: values, Total: len(values)}
+	return h.relay.Busy(id)
 }
 
 // inspectRead notes a resources/read, prompts/get, completion/complete,
