@@ -20,6 +20,7 @@ import (
 	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 	"github.com/edgemcp/edgemcp/caddymodule/relay"
 	"github.com/edgemcp/edgemcp/caddymodule/resources"
+	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
 	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
@@ -105,10 +106,10 @@ type Handler struct {
 
 	authConfig // auth providers, default_auth (auth_config.go)
 
-	live       *liveTools        // the tools now (registry.go)
-	declared   []*pipeline.Tool  // the Caddyfile's tools, as provisioned
-	sources    []loadedSource    // the provisioned source modules
-	connTypes  map[string]string // connector name → type, for telemetry
+	live       *liveTools            // the tools now (registry.go)
+	declared   []*pipeline.Tool      // the Caddyfile's tools, as provisioned
+	sources    []*sourcetools.Source // the provisioned source modules
+	connTypes  map[string]string     // connector name → type, for telemetry
 	sessionIDs *sessionIDs
 	sessions   *sessionLimit // nil without max_sessions
 	approver   *approver     // approval.go
@@ -261,7 +262,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.checkSourceNames(sourced); err != nil {
+	if err := sourcetools.CheckNames(h.declared, sourced); err != nil {
 		return err
 	}
 	h.warnUnapprovedCatalogs()
@@ -293,7 +294,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 			rel.EndSession(id)
 		})
 	}
-	h.watchSources()
+	sourcetools.Watch(h.sources, h.swapTools)
 	h.logger.Debug("mcp endpoint provisioned", zap.Int("tools", len(reg.engine.Tools())), zap.Int("connectors", len(conns)))
 	return nil
 }

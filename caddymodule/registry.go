@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/caddymodule/discovery"
+	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -100,7 +101,7 @@ func (h *Handler) swapTools() {
 	defer h.live.swapMu.Unlock()
 	sourced, err := h.sourceTools()
 	if err == nil {
-		err = h.checkSourceNames(sourced)
+		err = sourcetools.CheckNames(h.declared, sourced)
 	}
 	if err == nil && h.cache != nil {
 		for _, t := range sourced {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 	"github.com/edgemcp/edgemcp/caddymodule/relay"
+	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -87,7 +88,7 @@ func (h *Handler) resourcePromptOptions() []server.ServerOption {
 func (h *Handler) provisionRelay() error {
 	var srcs []relay.Source
 	for _, s := range h.catalogSources() {
-		srcs = append(srcs, relay.Source{Name: s.name, Namespace: s.cfg.namespace(), Src: s.src.(pipeline.CatalogSource)})
+		srcs = append(srcs, relay.Source{Name: s.Name, Namespace: s.Namespace, Src: s.Src.(pipeline.CatalogSource)})
 	}
 	r, err := relay.New(relay.Options{Sources: srcs, Resources: h.resources, Prompts: h.prompts,
 		Access: requestAccess{h}, Logger: h.logger, WithMember: withJSONMember})
@@ -104,10 +105,10 @@ func (h *Handler) provisionRelay() error {
 // completion has no call to approve (README, Approvals), so it serves its
 // tools only. Under `approval writes` they are served: the protocol makes
 // them reads, as a tool with readOnlyHint is one.
-func (h *Handler) catalogSources() []loadedSource {
-	var out []loadedSource
+func (h *Handler) catalogSources() []*sourcetools.Source {
+	var out []*sourcetools.Source
 	for _, s := range h.sources {
-		if _, ok := s.src.(pipeline.CatalogSource); ok && s.approval != approvalRequired {
+		if _, ok := s.Src.(pipeline.CatalogSource); ok && s.Approval != approvalRequired {
 			out = append(out, s)
 		}
 	}
@@ -118,13 +119,13 @@ func (h *Handler) catalogSources() []loadedSource {
 // prompts are left out by their `approval required`.
 func (h *Handler) warnUnapprovedCatalogs() {
 	for _, s := range h.sources {
-		cs, ok := s.src.(pipeline.CatalogSource)
-		if !ok || s.approval != approvalRequired {
+		cs, ok := s.Src.(pipeline.CatalogSource)
+		if !ok || s.Approval != approvalRequired {
 			continue
 		}
 		if cat := cs.Catalog(); len(cat.Resources)+len(cat.Templates)+len(cat.Prompts) > 0 {
 			h.logger.Warn("a source under approval required serves its tools only: its resources, resource templates and prompts cannot be approved and are left out",
-				zap.String("source", s.name), zap.Int("resources", len(cat.Resources)), zap.Int("templates", len(cat.Templates)), zap.Int("prompts", len(cat.Prompts)))
+				zap.String("source", s.Name), zap.Int("resources", len(cat.Resources)), zap.Int("templates", len(cat.Templates)), zap.Int("prompts", len(cat.Prompts)))
 		}
 	}
 }
