@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -38,7 +39,7 @@ func (requestAccess) RequestInfo(ctx context.Context) *pipeline.RequestInfo {
 // Shown is perr as error_detail lets the client see it.
 func (a requestAccess) Shown(ctx context.Context, perr *pipeline.Error) *pipeline.Error {
 	if a.h.ErrorDetail != errorDetailFull {
-		return perr.WithoutServerText(requestID(ctx))
+		return perr.WithoutServerText(telemetry.RequestID(ctx))
 	}
 	return perr
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/edgemcp/edgemcp/caddymodule/relay"
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -146,18 +147,18 @@ func (h *Handler) callTool(ctx context.Context, name string, args map[string]any
 			res = encodedValueResult(res)
 		}
 		if raw && (res.Canonical || res.Encoded != nil) {
-			rawOut, perr = rec.respondRaw(ctx, res, info.ProtocolVersion)
+			rawOut, perr = h.respondRaw(ctx, rec, res, info.ProtocolVersion)
 		}
 		if rawOut == nil && perr == nil {
-			out, perr = rec.respond(ctx, res, info.ProtocolVersion)
+			out, perr = respond(ctx, rec, res, info.ProtocolVersion)
 		}
 	}
-	rec.finish(ctx, perr)
+	rec.Finish(ctx, perr)
 	if perr == nil {
 		return out, rawOut, nil
 	}
 	if h.ErrorDetail != errorDetailFull {
-		perr = perr.WithoutServerText(requestID(ctx))
+		perr = perr.WithoutServerText(telemetry.RequestID(ctx))
 	}
 	if h.ErrorMode == errorModeResult {
 		res := mcp.NewToolResultError(perr.Error())

@@ -5,6 +5,7 @@ package caddymodule
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -18,9 +19,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/caddymodule/prompts"
+	"github.com/edgemcp/edgemcp/caddymodule/redact"
 	"github.com/edgemcp/edgemcp/caddymodule/relay"
 	"github.com/edgemcp/edgemcp/caddymodule/resources"
 	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
 	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
@@ -130,7 +133,7 @@ type Handler struct {
 	modernMetas   *modernMetas       // direct_modern.go
 	limitRedisKey string
 
-	unknownTool *toolObs
+	calls *telemetry.Recorder // opens each call's telemetry
 
 	clientSessions *clientSessions // mcp's sessions by id (direct_peer.go)
 
@@ -150,11 +153,14 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // Provision opens (or reuses) the connectors, compiles every tool and
 // builds the MCP server. Anything wrong in the config fails here, before a
 // client sees it. The error, and every line the handler logs, is scrubbed
-// of the config's secrets (redact.go).
+// of the config's secrets (redact.Scrubber).
 func (h *Handler) Provision(ctx caddy.Context) error {
-	scrub := handlerRedaction(h, caddy.NewReplacer()).scrubber()
-	h.logger = scrub.logger(ctx.Logger())
-	return scrub.err(h.provision(ctx))
+	var scrub *redact.Scrubber
+	if raw, err := json.Marshal(h); err == nil {
+		scrub = redact.Provisioned(raw, caddy.NewReplacer()).Scrubber()
+	}
+	h.logger = scrub.Logger(ctx.Logger())
+	return scrub.Err(h.provision(ctx))
 }
 
 func (h *Handler) provision(ctx caddy.Context) error {
@@ -349,7 +355,7 @@ func (h *Handler) Cleanup() error {
 	h.cleanupCache()
 	h.cleanupRateLimits()
 	h.cleanupApprover()
-	h.unexposeAll()
+	telemetry.Unexpose(h)
 	for _, key := range h.poolKeys {
 		releaseConnector(key)
 	}
