@@ -3,6 +3,9 @@ package caddymodule
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -10,7 +13,8 @@ import (
 
 // requestAccess is what the feature packages (resources.Set and the
 // others) learn of the request being served, through their Access
-// interfaces: its caller's auth, its call state, its request info.
+// interfaces: its caller's auth, its call state, its request info. The
+// call state of a read, get or completion is made by inspectRead.
 type requestAccess struct{ h *Handler }
 
 // Allowed reports whether the caller of ctx passes auth (nil: anyone), the
@@ -62,4 +66,34 @@ func (requestAccess) Caller(ctx context.Context) context.Context {
 		return ctx
 	}
 	return pipeline.WithRequestCaller(ctx, &pipeline.Call{Identity: id, Request: authRequestInfo(ctx)})
+}
+
+// inspectRead notes a resources/read, prompts/get, completion/complete,
+// resources/subscribe or resources/unsubscribe, so that the handler's (or
+// hook's) failure reaches the wire with its own code, and a forwarded
+// request its upstream's own result (wire.go rewrites mcp-go's answer for
+// that id); and a list whose entries include a source's own
+// (passthrough.go). Nil for anything else.
+func (h *Handler) inspectRead(body []byte, r *http.Request) *callState {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
+		return nil
+	}
+	st := &callState{header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS, rawID: msg.ID}
+	switch mcp.MCPMethod(msg.Method) {
+	case mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe:
+		st.overrides = true
+	case mcp.MethodResourcesRead, mcp.MethodPromptsGet, mcp.MethodCompletionComplete:
+	case mcp.MethodToolsList, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList, mcp.MethodPromptsList:
+		if h.passOnList(st, msg.Method); st.list == nil {
+			return nil
+		}
+	default:
+		return nil
+	}
+	st.id = decodeID(msg.ID)
+	return st
 }

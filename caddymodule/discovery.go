@@ -119,9 +119,6 @@ func (h *Handler) checkPins(engine *pipeline.Engine) error {
 	return nil
 }
 
-// isMeta reports whether name is a meta-tool of this version.
-func (r *registry) isMeta(name string) bool { return r.search.IsMeta(name) }
-
 // metaTools are the mcp-go entries of the meta-tools.
 func (h *Handler) metaTools() []server.ServerTool {
 	return discovery.NewMeta(metaHost{h}, h.ErrorMode == errorModeResult).Tools()

@@ -34,7 +34,7 @@ type callState struct {
 	direct bool            // plain enough to be answered without mcp-go
 	modern string          // the protocol version of a direct call without a session (direct_modern.go)
 	// overrides: a failure replaces even a result (resources/subscribe,
-	// whose mcp-go handler always succeeds: subscribe.go refuses in a hook).
+	// whose mcp-go handler always succeeds: relay.Relay refuses in a hook).
 	overrides  bool
 	name       string
 	args       map[string]any
@@ -98,7 +98,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if h.sessions != nil {
 		defer h.trackSession(w, r)()
 	}
-	defer h.trackSubscriber(r)() // subscribe.go
+	defer h.trackSubscriber(r)() // a session with subscriptions is active (relay.Relay.Busy)
 	mw := &mcpWriter{inner: w}
 	if c := sessionCheckOf(r); c != nil {
 		mw.requestIDs, mw.session = serverRequestIDs{h.sessionIDs.keys}, c.id // requestids.go
@@ -124,7 +124,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			mw.st = st
-		} else if st := h.inspectRead(body, r); st != nil { // resources_serve.go
+		} else if st := h.inspectRead(body, r); st != nil {
 			r = r.WithContext(context.WithValue(r.Context(), callStateKey{}, st))
 			mw.st = st
 		} else if body = h.openAnswer(w, r, body); body == nil {
@@ -166,7 +166,7 @@ func (h *Handler) inspectCall(body []byte, r *http.Request) *callState {
 		st.modern = h.modernVersion(msg.Params.Meta, r, st.name)
 		st.direct = st.modern != ""
 	}
-	if reg := h.tools(); reg.engine.Lookup(st.name) == nil && !reg.isMeta(st.name) {
+	if reg := h.tools(); reg.engine.Lookup(st.name) == nil && !reg.search.IsMeta(st.name) {
 		st.fail(&pipeline.Error{Code: pipeline.CodeToolNotFound, Stage: pipeline.StageResolution,
 			Message: fmt.Sprintf("tool %q not found", st.name)})
 		h.recordUnknownTool(r.Context(), st)

@@ -1,16 +1,11 @@
 package caddymodule
 
 import (
-	"encoding/json"
 	"net/http"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
-	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 	"github.com/edgemcp/edgemcp/caddymodule/relay"
 	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -19,49 +14,8 @@ import (
 // How resources and prompts, declared (resources.Set, prompts.Set) and the
 // sources' (relay.Relay), meet mcp-go: the server options that declare
 // their capabilities (only when there are any), filter them per caller and
-// complete their arguments, and the call state that puts the documented
-// error code on a failed read or get.
-
-// parseResourceOrPrompt reads `resource ...` or `prompt ...` into the handler.
-func (h *Handler) parseResourceOrPrompt(d *caddyfile.Dispenser) error {
-	if d.Val() == "resource" {
-		r, err := parseResource(d)
-		if err != nil {
-			return err
-		}
-		for _, other := range h.Resources {
-			if other.URI == r.URI {
-				return d.Errf("resource %q declared twice", r.URI)
-			}
-			if other.Name == r.Name {
-				return d.Errf("resources %q and %q are both named %q (set name in one of them)", other.URI, r.URI, r.Name)
-			}
-		}
-		h.Resources = append(h.Resources, r)
-		return nil
-	}
-	p, err := parsePrompt(d)
-	if err != nil {
-		return err
-	}
-	for _, other := range h.Prompts {
-		if other.Name == p.Name {
-			return d.Errf("prompt %q declared twice", p.Name)
-		}
-	}
-	h.Prompts = append(h.Prompts, p)
-	return nil
-}
-
-// provisionPrompts compiles the prompts and indexes them by name.
-func (h *Handler) provisionPrompts(repl *caddy.Replacer) error {
-	list, err := h.buildPrompts(repl)
-	if err != nil {
-		return err
-	}
-	h.prompts = prompts.New(list, requestAccess{h})
-	return nil
-}
+// complete their arguments; which sources bring them; and the sessions
+// whose subscriptions the relay keeps.
 
 // resourcePromptOptions are the mcp-go options for the declared resources
 // and prompts and the sources'.
@@ -143,34 +97,4 @@ func (h *Handler) trackSubscriber(r *http.Request) func() {
 		return func() {}
 	}
 	return h.relay.Busy(id)
-}
-
-// inspectRead notes a resources/read, prompts/get, completion/complete,
-// resources/subscribe or resources/unsubscribe, so that the handler's (or
-// hook's) failure reaches the wire with its own code, and a forwarded
-// request its upstream's own result (wire.go rewrites mcp-go's answer for
-// that id); and a list whose entries include a source's own
-// (passthrough.go). Nil for anything else.
-func (h *Handler) inspectRead(body []byte, r *http.Request) *callState {
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
-		return nil
-	}
-	st := &callState{header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS, rawID: msg.ID}
-	switch mcp.MCPMethod(msg.Method) {
-	case mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe:
-		st.overrides = true
-	case mcp.MethodResourcesRead, mcp.MethodPromptsGet, mcp.MethodCompletionComplete:
-	case mcp.MethodToolsList, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList, mcp.MethodPromptsList:
-		if h.passOnList(st, msg.Method); st.list == nil {
-			return nil
-		}
-	default:
-		return nil
-	}
-	st.id = decodeID(msg.ID)
-	return st
 }
