@@ -46,93 +46,125 @@ type upstreamPrompt struct {
 
 // build reads every catalog source as it is now.
 func (r *Relay) build() (*Catalog, error) {
-	out := &Catalog{promptOrigin: map[string]upstreamPrompt{}, templateOrigin: map[string]pipeline.CatalogSource{},
+	b := &builder{r: r, owner: map[string]string{}, prompts: map[string]string{}, out: &Catalog{
+		promptOrigin: map[string]upstreamPrompt{}, templateOrigin: map[string]pipeline.CatalogSource{},
 		resourceOrigin: map[string]pipeline.CatalogSource{}, ResourceText: map[string]json.RawMessage{},
 		TemplateText: map[string]json.RawMessage{}, PromptText: map[string]json.RawMessage{},
-		schemes: map[pipeline.CatalogSource]map[string]bool{}}
-	owner := map[string]string{} // URI or template → its origin
+		schemes: map[pipeline.CatalogSource]map[string]bool{}}}
 	for _, res := range r.Resources.All() {
-		owner[res.URI] = "a declared resource"
+		b.owner[res.URI] = declaredResource
 	}
-	prompts := map[string]string{}
 	for _, p := range r.Prompts.All() {
-		prompts[p.Name] = "a declared prompt"
-	}
-	claim := func(uri, origin string) (bool, error) {
-		o, taken := owner[uri]
-		switch {
-		case !taken:
-			owner[uri] = origin
-			return true, nil
-		case o == "a declared resource":
-			return false, fmt.Errorf("%s: resource %q is also %s", origin, uri, o)
-		}
-		r.Logger.Warn("a source's resource is left out: an earlier source has its URI",
-			zap.String("uri", uri), zap.String("left_out", origin), zap.String("served_by", o))
-		return false, nil
+		b.prompts[p.Name] = "a declared prompt"
 	}
 	var instructions []string
 	for _, s := range r.Sources {
-		cs := s.Src
-		cat := cs.Catalog()
-		origin := fmt.Sprintf("source %q", s.Name)
+		cat := s.Src.Catalog()
 		if strings.TrimSpace(cat.Instructions) != "" {
 			instructions = append(instructions, "## "+s.Name+"\n\n"+cat.Instructions)
 		}
-		out.sources = append(out.sources, cs)
-		schemes := map[string]bool{}
-		out.schemes[cs] = schemes
-		for _, raw := range cat.Resources {
-			var res mcp.Resource
-			if err := json.Unmarshal(raw, &res); err != nil || res.URI == "" {
-				return nil, fmt.Errorf("%s: a resource the server listed is not valid: %s", origin, truncate(raw))
-			}
-			schemes[uriScheme(res.URI)] = true
-			if ok, err := claim(res.URI, origin); err != nil {
-				return nil, err
-			} else if !ok {
-				continue
-			}
-			out.resourceOrigin[res.URI] = cs
-			out.ResourceText[res.URI] = compactJSON(raw)
-			out.resources = append(out.resources, server.ServerResource{Resource: res, Handler: r.forwardRead(cs)})
-		}
-		for _, raw := range cat.Templates {
-			var t mcp.ResourceTemplate
-			if err := json.Unmarshal(raw, &t); err != nil || t.URITemplate == nil {
-				return nil, fmt.Errorf("%s: a resource template the server listed is not valid: %s", origin, truncate(raw))
-			}
-			schemes[uriScheme(t.URITemplate.Raw())] = true
-			if ok, err := claim(t.URITemplate.Raw(), origin); err != nil {
-				return nil, err
-			} else if !ok {
-				continue
-			}
-			out.templateOrigin[t.URITemplate.Raw()] = cs
-			out.TemplateText[t.URITemplate.Raw()] = compactJSON(raw)
-			out.templates = append(out.templates, server.ServerResourceTemplate{Template: t, Handler: server.ResourceTemplateHandlerFunc(r.forwardRead(cs))})
-		}
-		for _, raw := range cat.Prompts {
-			var p mcp.Prompt
-			if err := json.Unmarshal(raw, &p); err != nil || p.Name == "" {
-				return nil, fmt.Errorf("%s: a prompt the server listed is not valid: %s", origin, truncate(raw))
-			}
-			original := p.Name
-			p.Name = pipeline.ToolName(s.Namespace, original) // prefix applies as to tools
-			if o, taken := prompts[p.Name]; taken {
-				return nil, fmt.Errorf("%s: its prompt %q is named %q, the name of %s", origin, original, p.Name, o)
-			}
-			prompts[p.Name] = fmt.Sprintf("prompt %q of %s", original, origin)
-			out.promptOrigin[p.Name] = upstreamPrompt{src: cs, original: original}
-			name, _ := json.Marshal(p.Name)
-			if text, err := r.WithMember(compactJSON(raw), "name", name); err == nil {
-				out.PromptText[p.Name] = text
-			}
-			out.prompts = append(out.prompts, server.ServerPrompt{Prompt: p, Handler: r.forwardGet(cs, original)})
+		if err := b.add(s, cat); err != nil {
+			return nil, err
 		}
 	}
-	out.instructions = strings.Join(instructions, "\n\n")
-	return out, nil
+	b.out.instructions = strings.Join(instructions, "\n\n")
+	return b.out, nil
+}
+
+const declaredResource = "a declared resource"
+
+// builder is one build of a Catalog: what each URI, template and prompt
+// name is already taken by.
+type builder struct {
+	r       *Relay
+	out     *Catalog
+	owner   map[string]string // URI or template → its origin
+	prompts map[string]string // prompt name → its origin
+}
+
+// add adds one source's resources, templates and prompts.
+func (b *builder) add(s Source, cat pipeline.SourceCatalog) error {
+	cs, out := s.Src, b.out
+	origin := fmt.Sprintf("source %q", s.Name)
+	out.sources = append(out.sources, cs)
+	schemes := map[string]bool{}
+	out.schemes[cs] = schemes
+	for _, raw := range cat.Resources {
+		var res mcp.Resource
+		if err := json.Unmarshal(raw, &res); err != nil || res.URI == "" {
+			return fmt.Errorf("%s: a resource the server listed is not valid: %s", origin, truncate(raw))
+		}
+		schemes[uriScheme(res.URI)] = true
+		if ok, err := b.claim(res.URI, origin); !ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		out.resourceOrigin[res.URI] = cs
+		out.ResourceText[res.URI] = compactJSON(raw)
+		out.resources = append(out.resources, server.ServerResource{Resource: res, Handler: b.r.forwardRead(cs)})
+	}
+	for _, raw := range cat.Templates {
+		var t mcp.ResourceTemplate
+		if err := json.Unmarshal(raw, &t); err != nil || t.URITemplate == nil {
+			return fmt.Errorf("%s: a resource template the server listed is not valid: %s", origin, truncate(raw))
+		}
+		uri := t.URITemplate.Raw()
+		schemes[uriScheme(uri)] = true
+		if ok, err := b.claim(uri, origin); !ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		out.templateOrigin[uri] = cs
+		out.TemplateText[uri] = compactJSON(raw)
+		out.templates = append(out.templates, server.ServerResourceTemplate{Template: t, Handler: server.ResourceTemplateHandlerFunc(b.r.forwardRead(cs))})
+	}
+	for _, raw := range cat.Prompts {
+		if err := b.addPrompt(s, origin, raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// claim takes uri for origin: false, with an error, when a declared
+// resource has it; false, with a warning, when an earlier source has it.
+func (b *builder) claim(uri, origin string) (bool, error) {
+	o, taken := b.owner[uri]
+	switch {
+	case !taken:
+		b.owner[uri] = origin
+		return true, nil
+	case o == declaredResource:
+		return false, fmt.Errorf("%s: resource %q is also %s", origin, uri, o)
+	}
+	b.r.Logger.Warn("a source's resource is left out: an earlier source has its URI",
+		zap.String("uri", uri), zap.String("left_out", origin), zap.String("served_by", o))
+	return false, nil
+}
+
+// addPrompt adds a source's prompt, named into the source's namespace.
+func (b *builder) addPrompt(s Source, origin string, raw json.RawMessage) error {
+	var p mcp.Prompt
+	if err := json.Unmarshal(raw, &p); err != nil || p.Name == "" {
+		return fmt.Errorf("%s: a prompt the server listed is not valid: %s", origin, truncate(raw))
+	}
+	original := p.Name
+	p.Name = pipeline.ToolName(s.Namespace, original) // prefix applies as to tools
+	if o, taken := b.prompts[p.Name]; taken {
+		return fmt.Errorf("%s: its prompt %q is named %q, the name of %s", origin, original, p.Name, o)
+	}
+	b.prompts[p.Name] = fmt.Sprintf("prompt %q of %s", original, origin)
+	b.out.promptOrigin[p.Name] = upstreamPrompt{src: s.Src, original: original}
+	name, _ := json.Marshal(p.Name)
+	if text, err := b.r.WithMember(compactJSON(raw), "name", name); err == nil {
+		b.out.PromptText[p.Name] = text
+	}
+	b.out.prompts = append(b.out.prompts, server.ServerPrompt{Prompt: p, Handler: b.r.forwardGet(s.Src, original)})
+	return nil
 }
 
 // compactJSON is raw without insignificant white space: written into an
