@@ -7,6 +7,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -30,14 +32,14 @@ func (a requestAccess) Allowed(ctx context.Context, auth pipeline.Authorizer, na
 
 // Fail puts perr on the request's call state, whose writer answers it.
 func (requestAccess) Fail(ctx context.Context, perr *pipeline.Error) {
-	if st := callStateFrom(ctx); st != nil {
-		st.fail(perr)
+	if st := fastpath.CallFrom(ctx); st != nil {
+		st.Fail(perr)
 	}
 }
 
 // RequestInfo is what the pipeline's stages know of the request.
 func (requestAccess) RequestInfo(ctx context.Context) *pipeline.RequestInfo {
-	return requestInfo(ctx, callStateFrom(ctx))
+	return fastpath.RequestInfo(ctx, fastpath.CallFrom(ctx))
 }
 
 // Shown is perr as error_detail lets the client see it.
@@ -51,8 +53,8 @@ func (a requestAccess) Shown(ctx context.Context, perr *pipeline.Error) *pipelin
 // PassUpstream has raw, the upstream's own result of the request, written
 // in place of mcp-go's encoding of it.
 func (requestAccess) PassUpstream(ctx context.Context, raw json.RawMessage) {
-	if st := callStateFrom(ctx); st != nil {
-		st.passUpstream(raw)
+	if st := fastpath.CallFrom(ctx); st != nil {
+		st.PassUpstream(raw)
 	}
 }
 
@@ -71,10 +73,10 @@ func (requestAccess) Caller(ctx context.Context) context.Context {
 // inspectRead notes a resources/read, prompts/get, completion/complete,
 // resources/subscribe or resources/unsubscribe, so that the handler's (or
 // hook's) failure reaches the wire with its own code, and a forwarded
-// request its upstream's own result (wire.go rewrites mcp-go's answer for
+// request its upstream's own result (fastpath.Writer rewrites mcp-go's answer for
 // that id); and a list whose entries include a source's own
-// (passthrough.go). Nil for anything else.
-func (h *Handler) inspectRead(body []byte, r *http.Request) *callState {
+// (fastpath.ListEntries). Nil for anything else.
+func (h *Handler) inspectRead(body []byte, r *http.Request) *fastpath.Call {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -82,18 +84,18 @@ func (h *Handler) inspectRead(body []byte, r *http.Request) *callState {
 	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
 		return nil
 	}
-	st := &callState{header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS, rawID: msg.ID}
+	st := &fastpath.Call{Header: r.Header, RemoteAddr: r.RemoteAddr, TLS: r.TLS, RawID: msg.ID}
 	switch mcp.MCPMethod(msg.Method) {
 	case mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe:
-		st.overrides = true
+		st.Overrides = true
 	case mcp.MethodResourcesRead, mcp.MethodPromptsGet, mcp.MethodCompletionComplete:
 	case mcp.MethodToolsList, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList, mcp.MethodPromptsList:
-		if h.passOnList(st, msg.Method); st.list == nil {
+		if h.passOnList(st, msg.Method); st.List == nil {
 			return nil
 		}
 	default:
 		return nil
 	}
-	st.id = decodeID(msg.ID)
+	st.ID = jsonrpc.DecodeID(msg.ID)
 	return st
 }

@@ -4,15 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/dustin/go-humanize"
-	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/connectors/rediscache"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -197,7 +196,7 @@ func (h *Handler) provisionCache(ctx caddy.Context, tools, sourced []*pipeline.T
 	if maxTTL == 0 {
 		return nil // nothing to cache
 	}
-	cfg := cache.Config{MaxTTL: maxTTL, Logger: ctx.Slogger(), Canonicalize: canonicalNative, Encode: encodeValue}
+	cfg := cache.Config{MaxTTL: maxTTL, Logger: ctx.Slogger(), Canonicalize: jsonrpc.CanonicalNative, Encode: jsonrpc.EncodeValue}
 	if b := h.Cache; b != nil {
 		cfg.MaxSize = b.MaxSize
 		cfg.StaleIfError = time.Duration(b.StaleIfError)
@@ -308,16 +307,4 @@ func acquireRedis(url string, timeout time.Duration) (*rediscache.Store, string,
 		return nil, "", fmt.Errorf("cache: %v", err)
 	}
 	return val.(sharedRedis).Store, key, nil
-}
-
-// addMeta merges fields into a result's _meta (a stale cache serve says so
-// there), keeping what a native result already carries.
-func addMeta(out *mcp.CallToolResult, fields map[string]any) {
-	if out.Meta == nil {
-		out.Meta = &mcp.Meta{}
-	}
-	if out.Meta.AdditionalFields == nil {
-		out.Meta.AdditionalFields = make(map[string]any, len(fields))
-	}
-	maps.Copy(out.Meta.AdditionalFields, fields)
 }

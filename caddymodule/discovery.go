@@ -12,6 +12,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/caddymodule/discovery"
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -133,18 +135,18 @@ func (h *Handler) listSearch(ctx context.Context, r *registry, tools []mcp.Tool)
 // metaHost is what the meta-tools (discovery.Meta) need of the handler.
 type metaHost struct{ h *Handler }
 
-func (m metaHost) Current() (*pipeline.Engine, *discovery.Index) {
-	r := m.h.tools()
+func (m metaHost) Current(ctx context.Context) (*pipeline.Engine, *discovery.Index) {
+	r := m.h.registryOf(ctx)
 	return r.engine, r.search
 }
 
 func (m metaHost) Callable(ctx context.Context, t *pipeline.Tool) bool { return m.h.callable(ctx, t) }
 
 // Arguments are decoded with UseNumber when the HTTP layer read them
-// (callState).
+// (fastpath.Call).
 func (metaHost) Arguments(ctx context.Context, req mcp.CallToolRequest) map[string]any {
-	if st := callStateFrom(ctx); st != nil && st.name == req.Params.Name && st.args != nil {
-		return st.args
+	if st := fastpath.CallFrom(ctx); st != nil && st.Name == req.Params.Name && st.Args != nil {
+		return st.Args
 	}
 	return req.GetArguments()
 }
@@ -152,7 +154,7 @@ func (metaHost) Arguments(ctx context.Context, req mcp.CallToolRequest) map[stri
 func (m metaHost) Fail(ctx context.Context, perr *pipeline.Error) { requestAccess{m.h}.Fail(ctx, perr) }
 
 func (m metaHost) Run(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, *pipeline.Error) {
-	return m.h.runTool(ctx, name, args, requestInfo(ctx, callStateFrom(ctx)))
+	return m.h.runTool(ctx, name, args, fastpath.RequestInfo(ctx, fastpath.CallFrom(ctx)))
 }
 
-func (metaHost) Describe(t *pipeline.Tool) (json.RawMessage, error) { return toolEntry(t) }
+func (metaHost) Describe(t *pipeline.Tool) (json.RawMessage, error) { return jsonrpc.ToolEntry(t) }

@@ -45,7 +45,7 @@ func (h *Handler) provisionRelay() error {
 		srcs = append(srcs, relay.Source{Name: s.Name, Namespace: s.Namespace, Src: s.Src.(pipeline.CatalogSource)})
 	}
 	r, err := relay.New(relay.Options{Sources: srcs, Resources: h.resources, Prompts: h.prompts,
-		Access: requestAccess{h}, Logger: h.logger, WithMember: withJSONMember})
+		Access: requestAccess{h}, Logger: h.logger})
 	if err != nil {
 		return err
 	}

@@ -30,9 +30,9 @@ const (
 
 // Host is what the meta-tools need of the shell.
 type Host interface {
-	// Current is the live registry version's engine and Index (nil when
-	// that version lists every tool).
-	Current() (*pipeline.Engine, *Index)
+	// Current is the engine and Index (nil when it lists every tool) of
+	// the registry version the request of ctx resolved.
+	Current(ctx context.Context) (*pipeline.Engine, *Index)
 	// Callable reports whether the caller of ctx passes t's auth check.
 	Callable(ctx context.Context, t *pipeline.Tool) bool
 	// Arguments are the call's arguments, as the HTTP layer decoded them
@@ -200,7 +200,7 @@ func (m *Meta) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	if perr != nil {
 		return m.fail(ctx, perr)
 	}
-	_, x := m.host.Current()
+	_, x := m.host.Current(ctx)
 	if x == nil { // the registry shrank below discovery auto's threshold
 		return m.fail(ctx, notFound(MetaSearch))
 	}
@@ -226,7 +226,7 @@ func (m *Meta) describe(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	if perr != nil {
 		return m.fail(ctx, perr)
 	}
-	engine, _ := m.host.Current()
+	engine, _ := m.host.Current(ctx)
 	t := engine.Lookup(name)
 	if t == nil || !m.host.Callable(ctx, t) {
 		return m.fail(ctx, notFound(name))
@@ -270,7 +270,7 @@ func (m *Meta) call(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTool
 	if perr != nil {
 		return m.fail(ctx, perr)
 	}
-	engine, _ := m.host.Current()
+	engine, _ := m.host.Current(ctx)
 	if t := engine.Lookup(name); t != nil {
 		name = t.Name // an alias runs, and is logged as, its tool
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -160,7 +161,7 @@ func (b *builder) addPrompt(s Source, origin string, raw json.RawMessage) error 
 	b.prompts[p.Name] = fmt.Sprintf("prompt %q of %s", original, origin)
 	b.out.promptOrigin[p.Name] = upstreamPrompt{src: s.Src, original: original}
 	name, _ := json.Marshal(p.Name)
-	if text, err := b.r.WithMember(compactJSON(raw), "name", name); err == nil {
+	if text, err := jsonrpc.WithMember(compactJSON(raw), "name", name); err == nil {
 		b.out.PromptText[p.Name] = text
 	}
 	b.out.prompts = append(b.out.prompts, server.ServerPrompt{Prompt: p, Handler: b.r.forwardGet(s.Src, original)})

@@ -54,9 +54,6 @@ type Options struct {
 	Prompts   *prompts.Set
 	Access    Access
 	Logger    *zap.Logger
-	// WithMember is obj with the value of key replaced (the shell's JSON
-	// editor): a source's prompt keeps its text with the gateway's name.
-	WithMember func(obj []byte, key string, val []byte) ([]byte, error)
 }
 
 // Relay holds the current catalog of the sources and the subscriptions
