@@ -22,8 +22,10 @@ import (
 	"github.com/edgemcp/edgemcp/caddymodule/limits"
 	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 	"github.com/edgemcp/edgemcp/caddymodule/redact"
+	"github.com/edgemcp/edgemcp/caddymodule/relay"
 	"github.com/edgemcp/edgemcp/caddymodule/resources"
 	"github.com/edgemcp/edgemcp/caddymodule/session"
+	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
@@ -90,9 +92,9 @@ type Handler struct {
 
 	Connectors []ConnectorConfig `json:"connectors,omitempty"`
 	Tools      []ToolConfig      `json:"tools,omitempty"`
-	// Sources bring their own tools (sources.go).
+	// Sources bring their own tools (SourceConfig).
 	Sources []SourceConfig `json:"sources,omitempty"`
-	// Resources and Prompts declared in the Caddyfile (resources.go, prompts.go).
+	// Resources and Prompts declared in the Caddyfile (resources.Set, prompts.Set).
 	Resources []ResourceConfig `json:"resources,omitempty"`
 	Prompts   []PromptConfig   `json:"prompts,omitempty"`
 	// RateLimit bounds the endpoint's requests; RateLimitStore shares the
@@ -104,15 +106,15 @@ type Handler struct {
 	MaxConcurrent int `json:"max_concurrent,omitempty"`
 	// Cache is the result cache (cache.go).
 	Cache *CacheConfig `json:"cache,omitempty"`
-	// Discovery is how tools/list presents the tools (discovery.go).
+	// Discovery is how tools/list presents the tools (DiscoveryConfig).
 	Discovery *DiscoveryConfig `json:"discovery,omitempty"`
 
 	authConfig // auth providers, default_auth (auth_config.go)
 
-	live       *liveTools        // the tools now (registry)
-	declared   []*pipeline.Tool  // the Caddyfile's tools, as provisioned
-	sources    []loadedSource    // sources.go
-	connTypes  map[string]string // connector name → type, for telemetry
+	live       *liveTools            // the tools now (registry)
+	declared   []*pipeline.Tool      // the Caddyfile's tools, as provisioned
+	sources    []*sourcetools.Source // the provisioned source modules
+	connTypes  map[string]string     // connector name → type, for telemetry
 	sessionIDs *session.IDs
 	sessions   *session.Limit     // nil without max_sessions
 	approver   *approval.Approver // asks a person before a tool runs
@@ -139,11 +141,9 @@ type Handler struct {
 
 	fast *fastpath.Server // the direct path, and the relay to mcp-go
 
-	resources    *resources.Set  // the declared resources
-	prompts      *prompts.Set    // the declared prompts
-	upstream     *upstreamHolder // the sources' resources and prompts (upstream_catalog.go)
-	canSubscribe bool            // resources/subscribe declared (subscribe.go)
-	subs         *subscribers
+	resources *resources.Set // the declared resources
+	prompts   *prompts.Set   // the declared prompts
+	relay     *relay.Relay   // the sources' resources and prompts, and subscriptions
 }
 
 // CaddyModule returns the Caddy module information.
@@ -271,16 +271,13 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.checkSourceNames(sourced); err != nil {
+	if err := sourcetools.CheckNames(h.declared, sourced); err != nil {
 		return err
 	}
 	h.warnUnapprovedCatalogs()
-	up, err := h.buildUpstreamCatalog()
-	if err != nil {
+	if err := h.provisionRelay(); err != nil {
 		return err
 	}
-	h.upstream = new(upstreamHolder)
-	h.upstream.p.Store(up)
 	if err := h.provisionCache(ctx, tools, sourced, repl); err != nil {
 		return err
 	}
@@ -298,19 +295,16 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	h.setTools(reg)
 	h.provisionObservability(ctx, conns)
 	h.catalog = h.newCatalog()
-	h.canSubscribe = h.subscribable()
 	h.mcp, h.streamable = h.newMCPServer(ctx)
-	h.provisionSubscriptions()
+	h.relay.StartSubscriptions(h.sessionIdleTimeout())
 	if h.MaxSessions > 0 {
-		streamable, subs := h.streamable, h.subs
+		streamable, rel := h.streamable, h.relay
 		h.sessions = session.NewLimit(h.MaxSessions, h.sessionIdleTimeout(), func(id string) {
 			session.End(streamable, id)
-			if subs != nil {
-				subs.end(id)
-			}
+			rel.EndSession(id)
 		})
 	}
-	h.watchSources()
+	sourcetools.Watch(h.sources, h.swapTools)
 	h.logger.Debug("mcp endpoint provisioned", zap.Int("tools", len(reg.engine.Tools())), zap.Int("connectors", len(conns)))
 	return nil
 }
@@ -361,9 +355,7 @@ func (h *Handler) Cleanup() error {
 		_ = h.streamable.Shutdown(ctx)
 		cancel()
 	}
-	if h.subs != nil {
-		h.subs.close()
-	}
+	h.relay.Close()
 	h.cleanupCache()
 	h.cleanupRateLimits()
 	h.cleanupApprover()

@@ -281,3 +281,34 @@ func (h *Handler) buildResources(ctx caddy.Context, conns map[string]connectorRe
 	h.resources = set
 	return nil
 }
+
+// parseResourceOrPrompt reads `resource ...` or `prompt ...` into the handler.
+func (h *Handler) parseResourceOrPrompt(d *caddyfile.Dispenser) error {
+	if d.Val() == "resource" {
+		r, err := parseResource(d)
+		if err != nil {
+			return err
+		}
+		for _, other := range h.Resources {
+			if other.URI == r.URI {
+				return d.Errf("resource %q declared twice", r.URI)
+			}
+			if other.Name == r.Name {
+				return d.Errf("resources %q and %q are both named %q (set name in one of them)", other.URI, r.URI, r.Name)
+			}
+		}
+		h.Resources = append(h.Resources, r)
+		return nil
+	}
+	p, err := parsePrompt(d)
+	if err != nil {
+		return err
+	}
+	for _, other := range h.Prompts {
+		if other.Name == p.Name {
+			return d.Errf("prompt %q declared twice", p.Name)
+		}
+	}
+	h.Prompts = append(h.Prompts, p)
+	return nil
+}
