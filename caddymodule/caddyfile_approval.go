@@ -10,7 +10,7 @@ import (
 )
 
 // Approval policies (README, Approvals), read here and applied at
-// provision; approval.go asks the client.
+// provision; approval.Approver asks the client.
 //
 //	tool <name> { approval required|off }
 //	connector <name> <type> <dsn> { approval required|writes }

@@ -81,7 +81,7 @@ type ToolConfig struct {
 	// Auth is the tool's auth provider and policy (replaces default_auth).
 	Auth  *AuthPolicyConfig `json:"auth,omitempty"`
 	Cache *ToolCacheConfig  `json:"cache,omitempty"`
-	// RateLimit and MaxConcurrent bound the tool's calls (ratelimit.go).
+	// RateLimit and MaxConcurrent bound the tool's calls (limits.Limiter).
 	RateLimit     *RateLimitConfig `json:"rate_limit,omitempty"`
 	MaxConcurrent int              `json:"max_concurrent,omitempty"`
 	// Approval is "required" (ask the caller's client before every call)

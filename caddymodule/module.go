@@ -87,7 +87,7 @@ type Handler struct {
 	// CatalogOff disables the HTML tool catalog served to browsers (catalog.Catalog).
 	CatalogOff bool `json:"catalog_off,omitempty"`
 	// ApprovalTimeout is how long a call waits for a person's approval
-	// (approval.go; default 45s).
+	// (approval.Approver; default 45s).
 	ApprovalTimeout caddy.Duration `json:"approval_timeout,omitempty"`
 
 	Connectors []ConnectorConfig `json:"connectors,omitempty"`
@@ -98,7 +98,7 @@ type Handler struct {
 	Resources []ResourceConfig `json:"resources,omitempty"`
 	Prompts   []PromptConfig   `json:"prompts,omitempty"`
 	// RateLimit bounds the endpoint's requests; RateLimitStore shares the
-	// counters of every limit through Redis (ratelimit.go).
+	// counters of every limit through Redis (limits.Limiter).
 	RateLimit      *RateLimitConfig      `json:"rate_limit,omitempty"`
 	RateLimitStore *RateLimitStoreConfig `json:"rate_limit_redis,omitempty"`
 	// MaxConcurrent bounds the endpoint's POST requests served at once on
@@ -109,7 +109,7 @@ type Handler struct {
 	// Discovery is how tools/list presents the tools (DiscoveryConfig).
 	Discovery *DiscoveryConfig `json:"discovery,omitempty"`
 
-	authConfig // auth providers, default_auth (auth_config.go)
+	authConfig // auth providers, default_auth (run by access.Endpoint)
 
 	live       *liveTools            // the tools now (registry)
 	declared   []*pipeline.Tool      // the Caddyfile's tools, as provisioned
