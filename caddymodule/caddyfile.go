@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
 
+	"github.com/edgemcp/edgemcp/internal/caddyargs"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/sources/upstream"
 )
@@ -249,17 +251,100 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return checkStatementsAtAdapt(h)
 }
 
-// parseConnector reads `connector <name> <type> <dsn> { ... }`.
+// parseConnector reads `connector <name> <type> <dsn> { ... }`. The
+// gateway reads the lines every connector has (connectorLines); the
+// driver, the guest module mcp.connectors.<type>, reads the others in its
+// own UnmarshalCaddyfile.
 func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 	var c ConnectorConfig
-	args := d.RemainingArgs()
+	seg := d.NextSegment()
+	head := caddyfile.NewDispenser(seg)
+	head.Next()
+	args := head.RemainingArgs()
 	if len(args) != 3 {
-		return c, d.Errf("usage: connector <name> postgres|mysql|sqlite|redis <dsn-or-path> { ... }")
+		return c, head.Errf("usage: connector <name> postgres|mysql|sqlite|redis <dsn-or-path> { ... }")
 	}
 	c.Name, c.Type, c.DSN = args[0], args[1], args[2]
-	if _, err := connectorDriver(c.Type); err != nil {
-		return c, d.Errf("connector %q: %v", c.Name, err)
+	if err := checkConnectorType(c.Type); err != nil {
+		return c, head.Errf("connector %q: %v", c.Name, err)
 	}
+	own, driverLines, err := splitConnectorBlock(seg, c.Name, c.Type)
+	if err != nil {
+		return c, err
+	}
+	unm, err := caddyfile.UnmarshalModule(driverLines, "mcp.connectors."+c.Type)
+	if err != nil {
+		return c, err
+	}
+	if err := c.setDriver(unm); err != nil {
+		return c, head.Errf("%v", err)
+	}
+	var warnings []caddyconfig.Warning
+	c.DriverRaw = caddyconfig.JSONModuleObject(unm, "type", c.Type, &warnings)
+	return c, parseConnectorLines(own, &c)
+}
+
+// connectorLines are the sub-directives of a connector block that the
+// gateway reads, whatever the driver.
+var connectorLines = map[string]bool{
+	"max_conns": true, "read_only": true, "max_rows": true, "max_result_size": true, "statement_timeout": true,
+	"max_waiting": true, "queue_timeout": true, "required": true, "block_functions": true, "approval": true,
+}
+
+// splitConnectorBlock parts the connector directive seg into the
+// gateway's lines and the driver's, each under the directive's head and
+// positioned on it. Tokens keep their file and line, so errors still point
+// at the Caddyfile. An option of another kind of driver is refused here
+// (misplacedOption), the identity options at the block's end, as the
+// gateway did before the drivers read them.
+func splitConnectorBlock(seg caddyfile.Segment, name, typ string) (own, driver *caddyfile.Dispenser, err error) {
+	var mine, theirs []caddyfile.Token
+	var atEnd error
+	toMine, depth := true, 0
+	for i, tok := range seg {
+		if depth == 1 && startsLine(seg, i) && tok.Text != "}" {
+			toMine = connectorLines[tok.Text]
+			if e := misplacedOption(name, typ, tok.Text); e != nil {
+				at := caddyfile.NewDispenser(seg[i : i+1])
+				at.Next()
+				if tok.Text != "seed" {
+					atEnd = e
+				} else {
+					return nil, nil, at.Errf("%v", e)
+				}
+			}
+		}
+		both := depth == 0 || (depth == 1 && tok.Text == "}" && !tok.Quoted())
+		if !tok.Quoted() {
+			switch tok.Text {
+			case "{":
+				depth++
+			case "}":
+				depth--
+			}
+		}
+		if both || toMine {
+			mine = append(mine, tok)
+		}
+		if both || !toMine {
+			theirs = append(theirs, tok)
+		}
+	}
+	if atEnd != nil {
+		end := caddyfile.NewDispenser(seg[len(seg)-1:])
+		end.Next()
+		return nil, nil, end.Errf("%v", atEnd)
+	}
+	own, driver = caddyfile.NewDispenser(mine), caddyfile.NewDispenser(theirs)
+	own.Next()
+	driver.Next()
+	return own, driver, nil
+}
+
+// parseConnectorLines reads the gateway's lines of a connector block; d
+// is on the directive's head.
+func parseConnectorLines(d *caddyfile.Dispenser, c *ConnectorConfig) error {
+	d.RemainingArgs()
 	var dropDefaultAt error      // block_functions none/only, if not read_only
 	var writesOnReadOnlyAt error // approval writes, if read_only
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
@@ -267,91 +352,73 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 		case "max_conns":
 			var s string
 			if err := oneArg(d, &s); err != nil {
-				return c, err
+				return err
 			}
 			n, err := strconv.Atoi(s)
 			if err != nil || n < 1 {
-				return c, d.Errf("connector %q: max_conns must be a positive integer, got %q", c.Name, s)
+				return d.Errf("connector %q: max_conns must be a positive integer, got %q", c.Name, s)
 			}
 			c.MaxConns = n
 		case "read_only":
 			if d.NextArg() {
-				return c, d.ArgErr()
+				return d.ArgErr()
 			}
 			c.ReadOnly = true
 		case "max_rows":
 			var s string
 			if err := oneArg(d, &s); err != nil {
-				return c, err
+				return err
 			}
 			n, err := strconv.Atoi(s)
 			if err != nil || n < 1 {
-				return c, d.Errf("connector %q: max_rows must be a positive integer, got %q", c.Name, s)
+				return d.Errf("connector %q: max_rows must be a positive integer, got %q", c.Name, s)
 			}
 			c.MaxRows = n
 		case "max_result_size":
 			var s string
 			if err := oneArg(d, &s); err != nil {
-				return c, err
+				return err
 			}
 			n, err := upstream.ParseSize(s)
 			if err != nil {
-				return c, d.Errf("connector %q: max_result_size: %v", c.Name, err)
+				return d.Errf("connector %q: max_result_size: %v", c.Name, err)
 			}
 			c.MaxResultSize = n
 		case "statement_timeout":
 			dur, err := durationArg(d)
 			if err != nil {
-				return c, err
+				return err
 			}
 			c.StatementTimeout = caddy.Duration(dur)
 		case "max_waiting", "queue_timeout", "required", "block_functions":
 			dropped := c.NoDefaultBlocks
-			if err := parseConnectorSafety(d, &c, sub); err != nil {
-				return c, err
+			if err := parseConnectorSafety(d, c, sub); err != nil {
+				return err
 			}
 			if !dropped && c.NoDefaultBlocks {
-				dropDefaultAt = dropDefaultError(d, &c)
-			}
-		case "seed":
-			if drv, _ := connectorDriver(c.Type); drv == nil {
-				return c, d.Errf("connector %q: seed: unknown connector type", c.Name)
-			} else if _, ok := drv.(pipeline.Seeder); !ok {
-				return c, d.Errf("connector %q: seed is only for connectors that create their database (sqlite), not %s", c.Name, c.Type)
-			}
-			if err := oneArg(d, &c.Seed); err != nil {
-				return c, err
-			}
-		case "claims_setting", "role_claim", "roles":
-			if err := parseConnectorIdentity(d, &c, sub); err != nil {
-				return c, err
+				dropDefaultAt = dropDefaultError(d, c)
 			}
 		case "approval":
 			if c.Approval != "" {
-				return c, d.Errf("connector %q: approval declared twice", c.Name)
+				return d.Errf("connector %q: approval declared twice", c.Name)
 			}
 			p, err := parseApproval(d, fmt.Sprintf("connector %q", c.Name), approvalRequired, approvalWrites)
 			if err != nil {
-				return c, err
+				return err
 			}
 			c.Approval = p
 			if p == approvalWrites {
 				writesOnReadOnlyAt = d.Errf("connector %q: approval writes asks before no tool of a read_only connector (its tools cannot write); use approval required, or leave it out", c.Name)
 			}
-		default:
-			return c, d.Errf("connector %q: unrecognized sub-directive %q", c.Name, sub)
 		}
 	}
-	if err := checkConnectorIdentity(d, c); err != nil {
-		return c, err
-	}
 	if dropDefaultAt != nil && !c.ReadOnly {
-		return c, dropDefaultAt
+		return dropDefaultAt
 	}
 	if writesOnReadOnlyAt != nil && c.ReadOnly {
-		return c, writesOnReadOnlyAt
+		return writesOnReadOnlyAt
 	}
-	return c, nil
+	return nil
 }
 
 // parseTool reads `tool <name> { ... }`.
@@ -534,17 +601,8 @@ func parseAnnotations(d *caddyfile.Dispenser) (*AnnotationsConfig, error) {
 	return a, nil
 }
 
-func oneArg(d *caddyfile.Dispenser, dst *string) error {
-	dir := d.Val()
-	if !d.NextArg() {
-		return d.Errf("%s needs a value", dir)
-	}
-	*dst = d.Val()
-	if d.NextArg() {
-		return d.Errf("%s takes one value, got another: %q", dir, d.Val())
-	}
-	return nil
-}
+// oneArg reads the line's one value into dst.
+func oneArg(d *caddyfile.Dispenser, dst *string) error { return caddyargs.OneArg(d, dst) }
 
 // wholeArg reads the sub-directive's one value, a positive whole number;
 // an error names the sub-directive after prefix (the block it is in).

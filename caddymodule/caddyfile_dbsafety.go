@@ -18,10 +18,10 @@ import (
 // connector, a second statement or a blocked function fails before the
 // config is ever loaded (Provision runs the same checks on JSON configs).
 
-// sqlDialect is the lexer dialect the checks read a connector type's
-// statements in; ok is false for types whose tools are not SQL.
-func sqlDialect(typ string) (sqltemplate.Dialect, bool) {
-	drv, ok := sqlDriver(typ)
+// sqlDialect is the lexer dialect the checks read a connector's
+// statements in; ok is false for connectors whose tools are not SQL.
+func sqlDialect(c ConnectorConfig) (sqltemplate.Dialect, bool) {
+	drv, ok := c.sqlDriver()
 	if !ok {
 		return 0, false
 	}
@@ -66,7 +66,7 @@ func parseConnectorSafety(d *caddyfile.Dispenser, c *ConnectorConfig, sub string
 		}
 		c.Required = true
 	case "block_functions":
-		if _, ok := sqlDialect(c.Type); !ok {
+		if _, ok := sqlDialect(*c); !ok {
 			return d.Errf("connector %q: block_functions applies to SQL connectors, not %s", c.Name, c.Type)
 		}
 		names := d.RemainingArgs()
@@ -122,7 +122,7 @@ func dropDefaultError(d *caddyfile.Dispenser, c *ConnectorConfig) error {
 // block_functions none/only dropped it.
 func statementRules(c ConnectorConfig, readOnly bool) sqltemplate.Rules {
 	r := sqltemplate.Rules{OneStatement: true, ReadOnly: readOnly, BlockFunctions: c.BlockFunctions}
-	if d, ok := sqlDialect(c.Type); ok && readOnly && !c.NoDefaultBlocks {
+	if d, ok := sqlDialect(c); ok && readOnly && !c.NoDefaultBlocks {
 		r.DefaultBlocked = sqltemplate.ReadOnlyBlockList(d)
 	}
 	return r
@@ -150,7 +150,7 @@ func (h *Handler) toolConnectors() iter.Seq2[ToolConfig, ConnectorConfig] {
 // left to Provision, which checks the compiled statement again.
 func checkStatementsAtAdapt(h *Handler) error {
 	for t, c := range h.toolConnectors() {
-		d, ok := sqlDialect(c.Type)
+		d, ok := sqlDialect(c)
 		if !ok {
 			continue
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -16,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgemcp/edgemcp/pipeline"
-	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
 )
 
 // `caddy mcp tools` reads a config the way `caddy adapt` does and lists the
@@ -515,29 +513,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// statementIdentity lists the identity values a statement binds, sorted,
-// with a "| default" shown, then what its connector hands the database
-// (claims_setting, role_claim). A statement that does not scan lists none:
-// the load reports it.
-func statementIdentity(statement string, c ConnectorConfig) []string {
-	var out []string
-	if ts, err := sqltemplate.ScanTemplates(statement); err == nil {
-		seen := map[string]bool{}
-		for _, t := range ts {
-			if !t.Auth || seen[t.Name] {
-				continue
-			}
-			seen[t.Name] = true
-			v := t.Name
-			if t.HasDefault {
-				d, _ := json.Marshal(t.Default)
-				v += " (default " + string(d) + ")"
-			}
-			out = append(out, v)
-		}
-		slices.Sort(out)
-	}
-	return append(out, connectorIdentity(c)...)
 }

@@ -1,14 +1,23 @@
 package caddymodule
 
-import "github.com/caddyserver/caddy/v2"
+import (
+	"encoding/json"
+
+	"github.com/caddyserver/caddy/v2"
+)
 
 // The JSON configuration of the mcp handler. The Caddyfile adapter produces
 // exactly this model, so `caddy adapt` output round-trips.
 
-// ConnectorConfig declares a named database connection.
+// ConnectorConfig declares a named database connection. Its JSON is one
+// flat object shared by the gateway and the connector's driver: the
+// fields below are the gateway's, every other key belongs to the guest
+// module mcp.connectors.<type> (DriverRaw; a Postgres connector's roles,
+// an SQLite connector's seed).
 type ConnectorConfig struct {
 	Name string `json:"name"`
-	// Type is the backend: postgres, mysql, sqlite or redis.
+	// Type is the driver: postgres, mysql, sqlite, redis or one added
+	// with xcaddy.
 	Type string `json:"type"`
 	// DSN is the connection string (postgres, mysql), URL (redis) or
 	// file path (sqlite).
@@ -24,9 +33,6 @@ type ConnectorConfig struct {
 	// are collected (default 4 MiB, pipeline.DefaultMaxResultSize); a
 	// result counting more fails.
 	MaxResultSize int64 `json:"max_result_size,omitempty"`
-	// Seed (sqlite) is an SQL file that creates the database file when it
-	// does not exist yet.
-	Seed string `json:"seed,omitempty"`
 
 	// Database safety and resilience (README "Database safety").
 
@@ -49,23 +55,18 @@ type ConnectorConfig struct {
 	// (Caddyfile block_functions none, or only <name...>).
 	NoDefaultBlocks bool `json:"no_default_block_functions,omitempty"`
 
-	// The verified caller handed to the database with each statement
-	// (README "Database safety", connectors whose driver is a
-	// pipeline.IdentityDriver: postgres). ClaimsSetting names the setting
-	// that receives the claims as JSON (request.jwt.claims); RoleClaim the
-	// claim whose value, one of Roles, becomes the statement's role.
-	ClaimsSetting string   `json:"claims_setting,omitempty"`
-	RoleClaim     string   `json:"role_claim,omitempty"`
-	Roles         []string `json:"roles,omitempty"`
-
 	// Approval is "required" or "writes": its tools ask the caller's
-	// client before they run (caddyfile_approval.go).
+	// client before they run (parseApproval).
 	Approval string `json:"approval,omitempty"`
-}
 
-// passesIdentity reports whether the connector hands the caller to the
-// database, so that its tools need an auth provider and a per-caller cache.
-func (c ConnectorConfig) passesIdentity() bool { return c.ClaimsSetting != "" || c.RoleClaim != "" }
+	// DriverRaw is the driver's part of the object, its "type" included;
+	// MarshalJSON and UnmarshalJSON merge and split the two.
+	DriverRaw json.RawMessage `json:"-" caddy:"namespace=mcp.connectors inline_key=type"`
+
+	// driver is the module of DriverRaw: loaded by Provision, or read from
+	// the Caddyfile while it is adapted.
+	driver any
+}
 
 // ToolConfig declares one tool.
 type ToolConfig struct {

@@ -14,7 +14,7 @@ import (
 
 // Command connectors (redis) run one command per call instead of an SQL
 // statement. They share the pool registry and keys of the SQL connectors
-// (connectors.go) but open a pipeline.CommandConnector.
+// (acquireConnector) but open a pipeline.CommandConnector.
 
 // checkCommandTool compiles and checks, while the Caddyfile is adapted, the
 // statement of a tool that uses an already declared command connector, so
@@ -22,7 +22,7 @@ import (
 // Provision checks again (JSON configs do not come through here).
 func checkCommandTool(d *caddyfile.Dispenser, conns []ConnectorConfig, t ToolConfig) error {
 	for _, c := range conns {
-		drv, ok := commandDriver(c.Type)
+		drv, ok := c.commandDriver()
 		if c.Name != t.Use || !ok {
 			continue
 		}
@@ -59,7 +59,7 @@ func (s *sharedCommandConnector) Destruct() error {
 // is false when c is not one (the caller then opens an SQL connector).
 // The caller must releaseConnector(key) exactly once.
 func acquireCommandConnector(c ConnectorConfig) (ref connectorRef, key string, ok bool, err error) {
-	drv, ok := commandDriver(c.Type)
+	drv, ok := c.commandDriver()
 	if !ok {
 		return ref, "", false, nil
 	}

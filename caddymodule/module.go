@@ -180,35 +180,9 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		h.MaxBodySize = defaultMaxBodySize
 	}
 
-	conns := make(map[string]connectorRef, len(h.Connectors))
-	for _, c := range h.Connectors {
-		if _, dup := conns[c.Name]; dup {
-			return fmt.Errorf("connector %q declared twice", c.Name)
-		}
-		expanded := c
-		expanded.DSN = repl.ReplaceKnown(c.DSN, "")
-		expanded.Seed = repl.ReplaceKnown(c.Seed, "")
-		if strings.TrimSpace(expanded.DSN) == "" {
-			return fmt.Errorf("connector %q: empty dsn (is the environment variable set?)", c.Name)
-		}
-		if err := validateConnectorIdentity(c); err != nil {
-			return err
-		}
-		if ref, key, ok, err := acquireCommandConnector(expanded); ok {
-			if err != nil {
-				return err
-			}
-			h.poolKeys = append(h.poolKeys, key)
-			ref.config = c
-			conns[c.Name] = ref
-			continue
-		}
-		conn, key, err := acquireConnector(expanded)
-		if err != nil {
-			return err
-		}
-		h.poolKeys = append(h.poolKeys, key)
-		conns[c.Name] = connectorRef{config: c, conn: conn}
+	conns, err := h.provisionConnectors(ctx, repl)
+	if err != nil {
+		return err
 	}
 
 	if err := h.HostGate.provision(ctx); err != nil {
@@ -378,3 +352,39 @@ var (
 	_ caddy.CleanerUpper          = (*Handler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
 )
+
+// provisionConnectors loads each connector's driver module and opens (or
+// reuses) its pool; the tools find them by name.
+func (h *Handler) provisionConnectors(ctx caddy.Context, repl *caddy.Replacer) (map[string]connectorRef, error) {
+	conns := make(map[string]connectorRef, len(h.Connectors))
+	for i := range h.Connectors {
+		c := &h.Connectors[i]
+		if _, dup := conns[c.Name]; dup {
+			return nil, fmt.Errorf("connector %q declared twice", c.Name)
+		}
+		if err := loadDriver(ctx, c); err != nil {
+			return nil, err
+		}
+		expanded := *c
+		expanded.DSN = repl.ReplaceKnown(c.DSN, "")
+		if strings.TrimSpace(expanded.DSN) == "" {
+			return nil, fmt.Errorf("connector %q: empty dsn (is the environment variable set?)", c.Name)
+		}
+		if ref, key, ok, err := acquireCommandConnector(expanded); ok {
+			if err != nil {
+				return nil, err
+			}
+			h.poolKeys = append(h.poolKeys, key)
+			ref.config = *c
+			conns[c.Name] = ref
+			continue
+		}
+		conn, key, err := acquireConnector(expanded)
+		if err != nil {
+			return nil, err
+		}
+		h.poolKeys = append(h.poolKeys, key)
+		conns[c.Name] = connectorRef{config: *c, conn: conn}
+	}
+	return conns, nil
+}

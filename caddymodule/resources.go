@@ -204,7 +204,7 @@ func (h *Handler) checkResourcesAtAdapt() error {
 		if err := resourceApproval(r, c); err != nil {
 			return fmt.Errorf("%v, at %s", err, r.at)
 		}
-		if d, ok := sqlDialect(c.Type); ok {
+		if d, ok := sqlDialect(c); ok {
 			if err := sqltemplate.Check(r.Statement, d, statementRules(c, c.ReadOnly)); err != nil {
 				return fmt.Errorf("resource %q: statement: %v, at %s", r.URI, err, r.statementAt)
 			}

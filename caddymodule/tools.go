@@ -96,19 +96,6 @@ func inputSpec(ic InputConfig) pipeline.InputSpec {
 	}
 }
 
-// connectorIdentity is what a connector hands the database of the caller
-// (README "Database safety"), as `caddy mcp tools` and errors show it.
-func connectorIdentity(c ConnectorConfig) []string {
-	var out []string
-	if c.ClaimsSetting != "" {
-		out = append(out, "auth.claims (claims_setting "+c.ClaimsSetting+")")
-	}
-	if c.RoleClaim != "" {
-		out = append(out, "auth.claims."+c.RoleClaim+" (role_claim)")
-	}
-	return out
-}
-
 // checkIdentityValues refuses, at load, a tool whose statement reads the
 // caller's identity but that has no auth provider to verify one (README,
 // Statement templates): every call would fail.
