@@ -10,7 +10,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/edgemcp/edgemcp/connectors/rediscache"
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // One approval, one call (README, Approvals; docs/security.md,
@@ -47,7 +47,7 @@ type spentApprovals interface {
 
 // sharedSpent is the record in Redis: one SET NX per answer.
 type sharedSpent struct {
-	store  *rediscache.Store
+	store  pipeline.SharedStore
 	prefix string
 }
 
@@ -100,18 +100,17 @@ func (l *localSpent) spend(_ context.Context, nonce string, ttl time.Duration) (
 // provisionApprover makes the approver every tool under a policy shares,
 // with the shared record of spent answers when the config asks for
 // approvals and the nodes share a Redis.
-func (h *Handler) provisionApprover(repl *caddy.Replacer) error {
+func (h *Handler) provisionApprover(ctx caddy.Context, repl *caddy.Replacer) error {
 	h.approver = newApprover(h.sessionIDs.keys, time.Duration(h.ApprovalTimeout), h.logger.Named("audit"))
 	url, prefix := h.approvalRedis()
 	if url == "" || !h.asksApproval() {
 		h.approver.spent = spentHere
 		return nil
 	}
-	store, key, err := acquireRedis(repl.ReplaceKnown(url, ""), approvalRedisTimeout)
+	store, _, err := loadSharedStore(ctx, repl.ReplaceKnown(url, ""), approvalRedisTimeout)
 	if err != nil {
 		return fmt.Errorf("approvals: %v", err)
 	}
-	h.approvalRedisKey = key
 	h.approver.spent = sharedSpent{store: store, prefix: repl.ReplaceKnown(prefix, "")}
 	return nil
 }
@@ -150,12 +149,4 @@ func (h *Handler) asksApproval() bool {
 		}
 	}
 	return false
-}
-
-// cleanupApprover releases this config's share of the Redis client.
-func (h *Handler) cleanupApprover() {
-	if h.approvalRedisKey != "" {
-		_, _ = redisPools.Delete(h.approvalRedisKey)
-		h.approvalRedisKey = ""
-	}
 }

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgemcp/edgemcp/connectors/rediscache"
 	"github.com/edgemcp/edgemcp/internal/testservices"
+	storeredis "github.com/edgemcp/edgemcp/stores/redis"
 )
 
 // modernApproval is a 2026-07-28 tools/call of add-note from a client that
@@ -164,7 +164,7 @@ func TestApprovalRedisChoice(t *testing.T) {
 // its approval: recording its answer as used, in this node's memory or
 // with one SET NX on the Redis the nodes share.
 func BenchmarkApprovalSpend(b *testing.B) {
-	store, err := rediscache.Open(testservices.RedisURL(b), approvalRedisTimeout)
+	store, err := storeredis.Open(testservices.RedisURL(b), approvalRedisTimeout)
 	if err != nil {
 		b.Fatal(err)
 	}

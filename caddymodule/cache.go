@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/edgemcp/edgemcp/connectors/rediscache"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
 )
@@ -203,9 +203,9 @@ func (h *Handler) provisionCache(ctx caddy.Context, tools, sourced []*pipeline.T
 		cfg.KeyPrefix = repl.ReplaceKnown(b.KeyPrefix, "")
 		cfg.StoreTimeout = time.Duration(b.RedisTimeout)
 		if b.Redis != "" {
-			store, key, err := acquireRedis(repl.ReplaceKnown(b.Redis, ""), cfg.StoreTimeout)
+			store, key, err := loadSharedStore(ctx, repl.ReplaceKnown(b.Redis, ""), cfg.StoreTimeout)
 			if err != nil {
-				return err
+				return fmt.Errorf("cache: %v", err)
 			}
 			h.redisKey = key
 			cfg.Store = store
@@ -241,10 +241,7 @@ func (h *Handler) cleanupCache() {
 		h.cacheKey = ""
 	}
 	h.cache = nil
-	if h.redisKey != "" {
-		_, _ = redisPools.Delete(h.redisKey)
-		h.redisKey = ""
-	}
+	h.redisKey = ""
 }
 
 // CacheStats returns the result cache's counters (zero when nothing is
@@ -281,32 +278,28 @@ func (h *Handler) cachePoolKey(cfg cache.Config) string {
 	return hex.EncodeToString(sum.Sum(nil))
 }
 
-// redisPools shares Redis clients across reloads, as connectorPools does
-// for databases: in-flight calls of the old config keep a working client.
-var redisPools = caddy.NewUsagePool()
-
-type sharedRedis struct{ *rediscache.Store }
-
-func (s sharedRedis) Destruct() error { return s.Close() }
-
-// acquireRedis returns the shared client for url. The key holds the URL
-// (and any password) and must never be logged.
-func acquireRedis(url string, timeout time.Duration) (*rediscache.Store, string, error) {
+// loadSharedStore loads the guest module mcp.stores.redis for the Redis
+// at url, built from the config's redis settings (their JSON predates the
+// store modules). Caddy cleans it up with this config; the module shares
+// its client across reloads. The key names the store for a cache's pool
+// key: it holds the URL (and any password) and must never be logged.
+func loadSharedStore(ctx caddy.Context, url string, timeout time.Duration) (pipeline.SharedStore, string, error) {
 	if timeout <= 0 {
 		timeout = 100 * time.Millisecond
 	}
-	key := fmt.Sprintf("%s\x00%d", url, timeout)
-	val, _, err := redisPools.LoadOrNew(key, func() (caddy.Destructor, error) {
-		s, err := rediscache.Open(url, timeout)
-		if err != nil {
-			return nil, err
-		}
-		return sharedRedis{s}, nil
-	})
+	raw, err := json.Marshal(map[string]any{"url": url, "timeout": timeout})
 	if err != nil {
-		return nil, "", fmt.Errorf("cache: %v", err)
+		return nil, "", err
 	}
-	return val.(sharedRedis).Store, key, nil
+	mod, err := ctx.LoadModuleByID("mcp.stores.redis", raw)
+	if err != nil {
+		return nil, "", err
+	}
+	store, ok := mod.(pipeline.SharedStore)
+	if !ok {
+		return nil, "", fmt.Errorf("module mcp.stores.redis (%T) is not a shared store", mod)
+	}
+	return store, fmt.Sprintf("%s\x00%d", url, timeout), nil
 }
 
 // addMeta merges fields into a result's _meta (a stale cache serve says so

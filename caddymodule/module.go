@@ -109,22 +109,18 @@ type Handler struct {
 	sessionIDs *sessionIDs
 	sessions   *sessionLimit // nil without max_sessions
 	approver   *approver     // approval.go
-	// approvalRedisKey holds the approvals' share of a Redis client
-	// (approval_once.go).
-	approvalRedisKey string
-	mcp              *server.MCPServer
-	streamable       *server.StreamableHTTPServer
-	poolKeys         []string
-	logger           *zap.Logger
-	cache            *cache.Cache
-	cacheKey         string
-	redisKey         string
+	mcp        *server.MCPServer
+	streamable *server.StreamableHTTPServer
+	poolKeys   []string
+	logger     *zap.Logger
+	cache      *cache.Cache
+	cacheKey   string
+	redisKey   string
 
-	limits        ratelimit.Store    // rate limit counters (ratelimit.go)
-	inFlight      *inFlight          // nil without max_concurrent (inflight.go)
-	serverInfo    mcp.Implementation // name and version, as a 2026-07-28 result's _meta says them (direct_modern.go)
-	modernMetas   *modernMetas       // direct_modern.go
-	limitRedisKey string
+	limits      ratelimit.Store    // rate limit counters (ratelimit.go)
+	inFlight    *inFlight          // nil without max_concurrent (inflight.go)
+	serverInfo  mcp.Implementation // name and version, as a 2026-07-28 result's _meta says them (direct_modern.go)
+	modernMetas *modernMetas       // direct_modern.go
 
 	unknownTool *toolObs
 
@@ -191,7 +187,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if err := h.provisionSessionKeys(repl); err != nil {
 		return err
 	}
-	if err := h.provisionApprover(repl); err != nil {
+	if err := h.provisionApprover(ctx, repl); err != nil {
 		return err
 	}
 	if err := h.provisionAuth(ctx); err != nil {
@@ -249,7 +245,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if err := h.provisionCache(ctx, tools, sourced, repl); err != nil {
 		return err
 	}
-	if err := h.provisionRateLimits(repl); err != nil {
+	if err := h.provisionRateLimits(ctx, repl); err != nil {
 		return err
 	}
 	h.applyToolLimits(tools)
@@ -329,8 +325,6 @@ func (h *Handler) Cleanup() error {
 		h.subs.close()
 	}
 	h.cleanupCache()
-	h.cleanupRateLimits()
-	h.cleanupApprover()
 	h.unexposeAll()
 	for _, key := range h.poolKeys {
 		releaseConnector(key)

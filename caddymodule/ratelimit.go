@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/edgemcp/edgemcp/connectors/rediscache"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/backoff"
 	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
@@ -90,24 +89,23 @@ func (c *RateLimitConfig) limit() ratelimit.Limit {
 const rateLimitRedisRetry = 2 * time.Second
 
 // provisionRateLimits makes the counters' store.
-func (h *Handler) provisionRateLimits(repl *caddy.Replacer) error {
+func (h *Handler) provisionRateLimits(ctx caddy.Context, repl *caddy.Replacer) error {
 	local := ratelimit.NewLocal(0)
 	h.limits = local
 	if h.RateLimitStore == nil {
 		return nil
 	}
-	store, key, err := acquireRedis(repl.ReplaceKnown(h.RateLimitStore.Redis, ""), 100*time.Millisecond)
+	store, _, err := loadSharedStore(ctx, repl.ReplaceKnown(h.RateLimitStore.Redis, ""), 100*time.Millisecond)
 	if err != nil {
 		return fmt.Errorf("rate_limit_redis: %v", err)
 	}
-	h.limitRedisKey = key
 	prefix := repl.ReplaceKnown(h.RateLimitStore.Prefix, "")
 	if prefix == "" {
 		prefix = "edgemcp:rl:"
 	}
 	logger := h.logger
 	h.limits = &ratelimit.Fallback{
-		Shared: rediscache.NewRateLimits(store, prefix),
+		Shared: store.RateLimits(prefix),
 		Local:  local,
 		Gate: backoff.New(rateLimitRedisRetry,
 			func(err error) {
@@ -118,14 +116,6 @@ func (h *Handler) provisionRateLimits(repl *caddy.Replacer) error {
 		OnFallback: rateLimitFallbacks.Inc,
 	}
 	return nil
-}
-
-// cleanupRateLimits releases this config's share of the Redis client.
-func (h *Handler) cleanupRateLimits() {
-	if h.limitRedisKey != "" {
-		_, _ = redisPools.Delete(h.limitRedisKey)
-		h.limitRedisKey = ""
-	}
 }
 
 // limitKey is the counter a call is counted on.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgemcp/edgemcp/connectors/rediscache"
 	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/stores/redis"
 )
 
 // CallerDependent is implemented by credentials whose value depends on the
@@ -118,7 +118,7 @@ func perCallerFromFile(path string) (func(context.Context, string) (string, bool
 
 // perCallerFromRedis looks up GET <prefix><key> on the Redis at url.
 func perCallerFromRedis(url, prefix string, timeout time.Duration) (func(context.Context, string) (string, bool, error), func(), error) {
-	store, err := rediscache.Open(url, timeout)
+	store, err := redis.Open(url, timeout)
 	if err != nil {
 		return nil, nil, err
 	}
