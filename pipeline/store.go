@@ -14,14 +14,20 @@ import (
 // store). Every operation is short: a failing store degrades what uses it
 // (the cache serves its first level, the limits count on this node).
 type SharedStore interface {
-	// Get returns the value of key, or nil, nil when it is absent.
-	Get(ctx context.Context, key string) ([]byte, error)
-	// Set stores value under key for ttl.
-	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	KeyValue
 	// Claim records key for ttl unless it is already recorded, atomically
 	// across nodes, and reports whether this call recorded it.
 	Claim(ctx context.Context, key string, ttl time.Duration) (bool, error)
 	// RateLimits counts calls in the store, under keys starting with
 	// prefix, so that every node sharing it agrees.
 	RateLimits(prefix string) ratelimit.Store
+}
+
+// KeyValue is a store's plain keys, all the result cache's second level
+// needs (cache.Store).
+type KeyValue interface {
+	// Get returns the value of key, or nil, nil when it is absent.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// Set stores value under key for ttl.
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
 }
