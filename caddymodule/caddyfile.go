@@ -16,7 +16,6 @@ import (
 
 	"github.com/edgemcp/edgemcp/internal/caddyargs"
 	"github.com/edgemcp/edgemcp/pipeline"
-	"github.com/edgemcp/edgemcp/sources/upstream"
 )
 
 func init() {
@@ -379,7 +378,7 @@ func parseConnectorLines(d *caddyfile.Dispenser, c *ConnectorConfig) error {
 			if err := oneArg(d, &s); err != nil {
 				return err
 			}
-			n, err := upstream.ParseSize(s)
+			n, err := pipeline.ParseSize(s)
 			if err != nil {
 				return d.Errf("connector %q: max_result_size: %v", c.Name, err)
 			}

@@ -303,7 +303,7 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&v) {
 				return d.ArgErr()
 			}
-			n, err := upstream.ParseSize(v)
+			n, err := pipeline.ParseSize(v)
 			if err != nil {
 				return d.Errf("max_spec_size: %v", err)
 			}

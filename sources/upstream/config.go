@@ -9,6 +9,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // Config is what every HTTP source accepts besides its own settings
@@ -244,7 +246,7 @@ func (c *Config) UnmarshalSubdirective(d *caddyfile.Dispenser) (bool, error) {
 		if !d.AllArgs(&s) {
 			return true, d.ArgErr()
 		}
-		n, err := ParseSize(s)
+		n, err := pipeline.ParseSize(s)
 		if err != nil {
 			return true, d.Errf("max_response_size: %v", err)
 		}
