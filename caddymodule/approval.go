@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -266,7 +267,7 @@ func (a *approver) auditLine(ctx context.Context, call *pipeline.Call, decision 
 	if provider != "" {
 		fields = append(fields, zap.String("provider", provider))
 	}
-	if id := requestID(ctx); id != "" {
+	if id := telemetry.RequestID(ctx); id != "" {
 		fields = append(fields, zap.String("request_id", id))
 	}
 	a.audit.Info("approval", fields...)

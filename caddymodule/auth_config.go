@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	_ "github.com/edgemcp/edgemcp/caddymodule/auth" // the built-in mcp.auth providers
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -95,7 +96,7 @@ func (h *Handler) provisionAuth(ctx caddy.Context) error {
 		}
 		h.providers[cfg.Name] = p
 		if ps, ok := p.(pipeline.PoolStatser); ok { // the script plugin's runtimes
-			h.exposeScriptPool("auth "+cfg.Name, ps)
+			telemetry.ExposeScriptPool(h, "auth "+cfg.Name, ps)
 		}
 	}
 	if h.DefaultAuth == nil {

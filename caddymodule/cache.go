@@ -14,6 +14,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
 )
@@ -225,7 +226,7 @@ func (h *Handler) provisionCache(ctx caddy.Context, tools, sourced []*pipeline.T
 	h.cacheKey = key
 	c := val.(sharedCache).Cache
 	h.cache = c
-	h.exposeCache("results", c)
+	telemetry.ExposeCache(h, "results", c)
 	for _, t := range tools {
 		t.Executor = c.Wrap(t)
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/edgemcp/edgemcp/caddymodule/resources"
 )
 
 // The declared resources and prompts on the catalog page (catalog.go) and
@@ -33,21 +35,20 @@ type catalogPrompt struct {
 // the checks of the lists (resourceAllowed, promptFilter).
 func (h *Handler) catalogResourcesAndPrompts(r *http.Request) ([]catalogResource, []catalogPrompt) {
 	var res []catalogResource
-	for _, dr := range h.resources {
-		if !h.allowed(r.Context(), dr.tool.Auth, dr.tool.Name) {
+	for _, dr := range h.resources.All() {
+		if !h.resources.Readable(r.Context(), dr) {
 			continue
 		}
-		c := dr.config
-		cr := catalogResource{URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description,
-			MimeType: dr.mimeType(), Auth: dr.tool.Auth != nil}
-		if dr.template {
-			cr.Inputs = catalogInputs(dr.tool)
+		cr := catalogResource{URI: dr.URI, Name: dr.Name, Title: dr.Title, Description: dr.Description,
+			MimeType: dr.Mime(), Auth: dr.Tool.Auth != nil}
+		if dr.Template {
+			cr.Inputs = catalogInputs(dr.Tool)
 		}
 		res = append(res, cr)
 	}
 	var prompts []catalogPrompt
-	for _, p := range h.prompts {
-		if !h.allowed(r.Context(), p.Auth, p.Name) {
+	for _, p := range h.prompts.All() {
+		if !h.prompts.Readable(r.Context(), p) {
 			continue
 		}
 		cp := catalogPrompt{Name: p.Name, Title: p.Title, Description: p.Description, Auth: p.Auth != nil}
@@ -88,7 +89,7 @@ func resourcePromptListings(h Handler, connTypes map[string]string) ([]resourceL
 	for _, r := range h.Resources {
 		mt := r.MimeType
 		if mt == "" {
-			mt = defaultResourceMime
+			mt = resources.DefaultMime
 		}
 		rl := resourceListing{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MimeType: mt,
 			Connector: r.Use, Type: connTypes[r.Use], Handler: r.Handler, Auth: authSummary(r.Auth)}

@@ -14,6 +14,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
+	"github.com/edgemcp/edgemcp/caddymodule/redact"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -22,7 +23,7 @@ import (
 // is provisioned, so no database is contacted and no environment variable
 // needs to be set. Settings added by other parts of the module (cache, auth,
 // scripts, sources) are shown generically from their JSON. The config is
-// redacted before anything is read from it (redactConfigJSON): no secret
+// redacted before anything is read from it (redact.JSON): no secret
 // reaches the text or the JSON output.
 
 func toolsCommand() *cobra.Command {
@@ -214,9 +215,9 @@ func (w *routeWalker) routes(routes []json.RawMessage, hosts, paths []string) er
 }
 
 // endpointOf lists one mcp handler from its JSON, redacted first: every
-// part of the listing comes from the redacted config (redact.go).
+// part of the listing comes from the redacted config.
 func endpointOf(raw json.RawMessage) (endpointListing, error) {
-	raw, _ = redactConfigJSON(raw)
+	raw, _ = redact.JSON(raw)
 	var h Handler
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return endpointListing{}, fmt.Errorf("mcp handler: %v", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/connguard"
 )
@@ -146,7 +147,7 @@ func openShared(c ConnectorConfig, create func(ctx context.Context) (caddy.Destr
 		// The pool outlives this config's context, so it must not be tied to it.
 		d, err := create(context.Background())
 		if err == nil {
-			poolsOpened.WithLabelValues(c.Type).Inc()
+			telemetry.PoolsOpened.WithLabelValues(c.Type).Inc()
 		}
 		return d, err
 	})

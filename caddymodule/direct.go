@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -84,7 +85,7 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 	if args == nil {
 		args = map[string]any{}
 	}
-	directCallsTotal.Inc()
+	telemetry.DirectCalls.Inc()
 	// A Canonical result (a cache hit of a source's result) or an Encoded
 	// one (a DB tool's cache hit) is written as the bytes it is (for a
 	// modern client, with what mcp-go adds spliced in); any other is

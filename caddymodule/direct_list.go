@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -143,7 +144,7 @@ func (h *Handler) answerListDirectly(w http.ResponseWriter, r *http.Request, bod
 		out = append(out, list.enc[i]...)
 	}
 	out = append(out, "]}}\n"...)
-	directListsTotal.Inc()
+	telemetry.DirectLists.Inc()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)

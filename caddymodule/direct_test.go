@@ -13,12 +13,14 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 )
 
 // directCount is how many calls the direct path has answered so far.
-func directCount() int64 { return int64(testutil.ToFloat64(directCallsTotal)) }
+func directCount() int64 { return int64(testutil.ToFloat64(telemetry.DirectCalls)) }
 
-func directListCount() int64 { return int64(testutil.ToFloat64(directListsTotal)) }
+func directListCount() int64 { return int64(testutil.ToFloat64(telemetry.DirectLists)) }
 
 // TestDirectPathMatchesMCPGo sends each call twice: as a plain request,
 // which the direct path answers, and with an empty _meta, which sends it

@@ -11,6 +11,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 )
 
 // HostGate is the one check in front of everything the mcp handlers serve
@@ -78,7 +80,7 @@ func (g *HostGate) admit(w http.ResponseWriter, r *http.Request) bool {
 	if reason == "" {
 		return true
 	}
-	gateRefusals.WithLabelValues(reason).Inc()
+	telemetry.GateRefusals.WithLabelValues(reason).Inc()
 	msg := "Forbidden: origin not allowed (see allowed_origins)"
 	if reason == "host" {
 		msg = "Forbidden: host not allowed (see allowed_hosts)"

@@ -12,6 +12,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 )
 
 const gateTestKey = "gate-test-key-0123456789abcdef"
@@ -77,7 +79,7 @@ func gateExchange(t *testing.T, g *gateway, method, path, host, origin string, h
 }
 
 func refusedCount(reason string) float64 {
-	return testutil.ToFloat64(gateRefusals.WithLabelValues(reason))
+	return testutil.ToFloat64(telemetry.GateRefusals.WithLabelValues(reason))
 }
 
 // The DNS-rebinding hole: on a site that accepts any Host, a page on

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -31,7 +32,7 @@ func (f *inFlight) enter(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	f.n.Add(-1)
-	rateLimited.WithLabelValues("concurrency", "").Inc()
+	telemetry.RateLimited.WithLabelValues("concurrency", "").Inc()
 	w.Header().Set("Retry-After", "1")
 	writeJSONRPCError(w, http.StatusServiceUnavailable, pipeline.CodeStageFailed,
 		fmt.Sprintf("busy: %d requests are being served (max_concurrent)", f.max))

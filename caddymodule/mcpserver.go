@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -32,7 +33,7 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithToolHandlerMiddleware(withRoundTrip), // approval.go
 	}, h.resourcePromptOptions()...) // resources_serve.go
 	hooks := &server.Hooks{}
-	h.resourceHooks(hooks)    // resources.go
+	h.resources.Hooks(hooks, catchAllTemplate)
 	h.subscribeHooks(hooks)   // subscribe.go
 	h.instructionHooks(hooks) // upstream_catalog.go
 	h.clientSessions = &clientSessions{}
@@ -146,18 +147,18 @@ func (h *Handler) callTool(ctx context.Context, name string, args map[string]any
 			res = encodedValueResult(res)
 		}
 		if raw && (res.Canonical || res.Encoded != nil) {
-			rawOut, perr = rec.respondRaw(ctx, res, info.ProtocolVersion)
+			rawOut, perr = h.respondRaw(ctx, rec, res, info.ProtocolVersion)
 		}
 		if rawOut == nil && perr == nil {
-			out, perr = rec.respond(ctx, res, info.ProtocolVersion)
+			out, perr = respond(ctx, rec, res, info.ProtocolVersion)
 		}
 	}
-	rec.finish(ctx, perr)
+	rec.Finish(ctx, perr)
 	if perr == nil {
 		return out, rawOut, nil
 	}
 	if h.ErrorDetail != errorDetailFull {
-		perr = perr.WithoutServerText(requestID(ctx))
+		perr = perr.WithoutServerText(telemetry.RequestID(ctx))
 	}
 	if h.ErrorMode == errorModeResult {
 		res := mcp.NewToolResultError(perr.Error())

@@ -9,10 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // scrape reads Caddy's admin /metrics and returns every sample, keyed by
@@ -162,84 +158,6 @@ func TestMetricsAcrossReload(t *testing.T) {
 			if strings.Contains(series, secret) {
 				t.Errorf("series %s holds a secret", series)
 			}
-		}
-	}
-}
-
-// fakeStats stands for the script runtime pool and the result cache, which
-// other packages provide; what is tested here is the exposure hook.
-type fakeStats struct {
-	pool  pipeline.PoolStats
-	cache pipeline.CacheStats
-}
-
-func (f *fakeStats) PoolStats() pipeline.PoolStats   { return f.pool }
-func (f *fakeStats) CacheStats() pipeline.CacheStats { return f.cache }
-
-func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			key := f.GetName()
-			for _, l := range m.GetLabel() {
-				key += "|" + l.GetValue()
-			}
-			switch {
-			case m.Gauge != nil:
-				out[key] = m.GetGauge().GetValue()
-			case m.Counter != nil:
-				out[key] = m.GetCounter().GetValue()
-			}
-		}
-	}
-	return out
-}
-
-// TestExposedStats: the hooks for the script pool and the cache, the
-// newest exposure of a name winning while a reload overlaps two configs,
-// and Cleanup ending a handler's exposures. Registering twice in one
-// registry (two handlers) is not an error.
-func TestExposedStats(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
-	for range 2 {
-		if err := registerMetrics(reg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	old, cur := &Handler{}, &Handler{}
-	t.Cleanup(old.unexposeAll)
-	t.Cleanup(cur.unexposeAll)
-	oldStats := &fakeStats{pool: pipeline.PoolStats{Max: 4, InUse: 1, Waits: 2}, cache: pipeline.CacheStats{Entries: 5, Evictions: 6}}
-	newStats := &fakeStats{pool: pipeline.PoolStats{Max: 8, InUse: 3, Waits: 7}, cache: pipeline.CacheStats{Entries: 9, Evictions: 10}}
-	old.exposeScriptPool("scripts", oldStats)
-	old.exposeCache("results", oldStats)
-	cur.exposeScriptPool("scripts", newStats)
-	cur.exposeCache("results", newStats)
-
-	got := gather(t, reg)
-	want := map[string]float64{
-		"edgemcp_script_pool_max_runtimes|scripts": 8, "edgemcp_script_pool_in_use_runtimes|scripts": 3,
-		"edgemcp_script_pool_waits_total|scripts": 7, "edgemcp_cache_entries|results": 9,
-		"edgemcp_cache_evictions_total|results": 10,
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s = %v, want %v", k, got[k], v)
-		}
-	}
-	cur.unexposeAll()
-	if got := gather(t, reg); got["edgemcp_cache_evictions_total|results"] != 6 {
-		t.Errorf("after the new config's cleanup the old exposure should show: %v", got)
-	}
-	old.unexposeAll()
-	for k := range gather(t, reg) {
-		if strings.HasPrefix(k, "edgemcp_script_pool") || strings.HasPrefix(k, "edgemcp_cache_e") {
-			t.Errorf("%s still exposed after cleanup", k)
 		}
 	}
 }

@@ -5,6 +5,7 @@ package caddymodule
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -17,6 +18,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/prompts"
+	"github.com/edgemcp/edgemcp/caddymodule/redact"
+	"github.com/edgemcp/edgemcp/caddymodule/resources"
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
 	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
@@ -122,17 +127,15 @@ type Handler struct {
 	serverInfo  mcp.Implementation // name and version, as a 2026-07-28 result's _meta says them (direct_modern.go)
 	modernMetas *modernMetas       // direct_modern.go
 
-	unknownTool *toolObs
+	calls *telemetry.Recorder // opens each call's telemetry
 
 	clientSessions *clientSessions // mcp's sessions by id (direct_peer.go)
 
-	resources      []*declaredResource // resources.go
-	resourceEngine *pipeline.Engine
-	prompts        []*pipeline.Prompt // prompts.go
-	promptByName   map[string]*pipeline.Prompt
-	upstream       *upstreamHolder // the sources' resources and prompts (upstream_catalog.go)
-	canSubscribe   bool            // resources/subscribe declared (subscribe.go)
-	subs           *subscribers
+	resources    *resources.Set  // the declared resources
+	prompts      *prompts.Set    // the declared prompts
+	upstream     *upstreamHolder // the sources' resources and prompts (upstream_catalog.go)
+	canSubscribe bool            // resources/subscribe declared (subscribe.go)
+	subs         *subscribers
 }
 
 // CaddyModule returns the Caddy module information.
@@ -146,11 +149,14 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // Provision opens (or reuses) the connectors, compiles every tool and
 // builds the MCP server. Anything wrong in the config fails here, before a
 // client sees it. The error, and every line the handler logs, is scrubbed
-// of the config's secrets (redact.go).
+// of the config's secrets (redact.Scrubber).
 func (h *Handler) Provision(ctx caddy.Context) error {
-	scrub := handlerRedaction(h, caddy.NewReplacer()).scrubber()
-	h.logger = scrub.logger(ctx.Logger())
-	return scrub.err(h.provision(ctx))
+	var scrub *redact.Scrubber
+	if raw, err := json.Marshal(h); err == nil {
+		scrub = redact.Provisioned(raw, caddy.NewReplacer()).Scrubber()
+	}
+	h.logger = scrub.Logger(ctx.Logger())
+	return scrub.Err(h.provision(ctx))
 }
 
 func (h *Handler) provision(ctx caddy.Context) error {
@@ -325,7 +331,7 @@ func (h *Handler) Cleanup() error {
 		h.subs.close()
 	}
 	h.cleanupCache()
-	h.unexposeAll()
+	telemetry.Unexpose(h)
 	for _, key := range h.poolKeys {
 		releaseConnector(key)
 	}

@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/edgemcp/edgemcp/caddymodule/redact"
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -36,6 +38,7 @@ func BenchmarkCallTelemetry(b *testing.B) {
 		h, _ := unitHandler(b, tool)
 		enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
 		h.logger = zap.New(zapcore.NewCore(enc, zapcore.AddSync(io.Discard), level))
+		h.calls = telemetry.NewRecorder(h.logger)
 		return h
 	}
 
@@ -61,10 +64,11 @@ func BenchmarkCallTelemetry(b *testing.B) {
 	b.Run("metrics", func(b *testing.B) { run(b, newHandler(zapcore.ErrorLevel), context.Background()) })
 	b.Run("metrics+info-log", func(b *testing.B) { run(b, newHandler(zapcore.InfoLevel), context.Background()) })
 	b.Run("metrics+info-log-scrubbed", func(b *testing.B) {
-		// A config with secrets: every line is scrubbed of them (redact.go).
+		// A config with secrets: every line is scrubbed of them (redact.Scrubber).
 		h := newHandler(zapcore.InfoLevel)
-		_, r := redactConfigJSON(json.RawMessage(`{"credentials":[{"kind":"bearer","token":"bearer-token-91ce07aa"}],"headers":{"X-Key":"header-key-44d1c8e2"},"spec":"https://s.example/o.json?key=query-key-5e8a2b7c"}`))
-		h.logger = r.scrubber().logger(h.logger)
+		_, r := redact.JSON(json.RawMessage(`{"credentials":[{"kind":"bearer","token":"bearer-token-91ce07aa"}],"headers":{"X-Key":"header-key-44d1c8e2"},"spec":"https://s.example/o.json?key=query-key-5e8a2b7c"}`))
+		h.logger = r.Scrubber().Logger(h.logger)
+		h.calls = telemetry.NewRecorder(h.logger)
 		run(b, h, context.Background())
 	})
 	b.Run("metrics+traced", func(b *testing.B) {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -49,7 +50,7 @@ func unitHandler(t testing.TB, tools ...*pipeline.Tool) (*Handler, *observer.Obs
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 	t.Cleanup(cancel)
 	h.provisionObservability(ctx, nil)
-	t.Cleanup(h.unexposeAll)
+	t.Cleanup(func() { telemetry.Unexpose(h) })
 	return h, logs
 }
 
@@ -72,12 +73,12 @@ func TestCallRecordCacheAndSubject(t *testing.T) {
 	}}}
 	h, logs := unitHandler(t, tool)
 	ctx, exp := tracedContext(t)
-	hits := testutil.ToFloat64(cacheRequests.WithLabelValues("unit-cached", "hit"))
+	hits := testutil.ToFloat64(telemetry.CacheRequests.WithLabelValues("unit-cached", "hit"))
 
 	if _, perr := h.runTool(ctx, "unit-cached", map[string]any{}, &pipeline.RequestInfo{}); perr != nil {
 		t.Fatal(perr)
 	}
-	if got := testutil.ToFloat64(cacheRequests.WithLabelValues("unit-cached", "hit")) - hits; got != 1 {
+	if got := testutil.ToFloat64(telemetry.CacheRequests.WithLabelValues("unit-cached", "hit")) - hits; got != 1 {
 		t.Errorf("cache hits went up by %v, want 1", got)
 	}
 	var call sdktrace.ReadOnlySpan
@@ -158,12 +159,8 @@ func TestCallRecordUntraced(t *testing.T) {
 		return nil, errors.New("opaque driver detail")
 	}}}
 	h, logs := unitHandler(t, tool)
-	before := testutil.ToFloat64(callsTotal.WithLabelValues("unit-plain", "error", "-32000"))
+	before := testutil.ToFloat64(telemetry.CallsTotal.WithLabelValues("unit-plain", "error", "-32000"))
 	ctx := context.Background()
-	_, rec := h.startCall(ctx, "unit-plain")
-	if rec.tracer != nil || rec.span != nil {
-		t.Fatal("a span was started without a traced request")
-	}
 	if _, perr := h.runTool(ctx, "unit-plain", nil, &pipeline.RequestInfo{}); perr == nil {
 		t.Fatal("want a failure")
 	}
@@ -176,15 +173,12 @@ func TestCallRecordUntraced(t *testing.T) {
 	if res, perr := h.runTool(ctx, "unit-plain", nil, &pipeline.RequestInfo{}); perr != nil || res == nil || !res.IsError {
 		t.Fatalf("error_mode result: %v %v", res, perr)
 	}
-	if got := testutil.ToFloat64(callsTotal.WithLabelValues("unit-plain", "error", "-32000")) - before; got != 2 {
+	if got := testutil.ToFloat64(telemetry.CallsTotal.WithLabelValues("unit-plain", "error", "-32000")) - before; got != 2 {
 		t.Errorf("error calls went up by %v, want 2", got)
 	}
 	// A name that resolves to nothing is labelled _unknown, never with the
-	// client's text.
-	_, rec = h.startCall(ctx, "made-up-by-a-client")
-	if rec.tool.name != unknownToolLabel {
-		t.Errorf("unknown tool labelled %q", rec.tool.name)
-	}
+	// client's text (and no span starts untraced): telemetry.Recorder's
+	// own tests.
 }
 
 func hasAttr(attrs []attribute.KeyValue, want attribute.KeyValue) bool {
@@ -199,18 +193,4 @@ func hasAttr(attrs []attribute.KeyValue, want attribute.KeyValue) bool {
 func toString(v any) string {
 	s, _ := v.(string)
 	return s
-}
-
-// Client-chosen text (a JSON-RPC id, an unknown tool's name) is cut short
-// before it reaches a span or a log line.
-func TestClientTextClipped(t *testing.T) {
-	long := strings.Repeat("x", 10_000)
-	st := &callState{id: long}
-	got := jsonrpcID(context.WithValue(context.Background(), callStateKey{}, st))
-	if len(got) > maxClientText+len("…") || !strings.HasPrefix(got, "xxx") {
-		t.Fatalf("id of %d bytes", len(got))
-	}
-	if got := jsonrpcID(context.WithValue(context.Background(), callStateKey{}, &callState{id: float64(42)})); got != "42" {
-		t.Fatalf("numeric id %q", got)
-	}
 }

@@ -1,15 +1,12 @@
 package caddymodule
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -196,69 +193,4 @@ func (h *Handler) policyAuth(p *AuthPolicyConfig, where string) (pipeline.Author
 		return h.defaultAuth, nil
 	}
 	return nil, nil
-}
-
-// mcpPrompt is the prompts/list entry of a prompt.
-func mcpPrompt(p *pipeline.Prompt) mcp.Prompt {
-	out := mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
-	for _, a := range p.Arguments {
-		out.Arguments = append(out.Arguments, mcp.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
-	}
-	return out
-}
-
-// serverPrompts are the mcp-go entries of the declared prompts.
-func (h *Handler) serverPrompts() []server.ServerPrompt {
-	out := make([]server.ServerPrompt, 0, len(h.prompts))
-	for _, p := range h.prompts {
-		out = append(out, server.ServerPrompt{Prompt: mcpPrompt(p), Handler: h.promptHandler(p)})
-	}
-	return out
-}
-
-// promptHandler renders a prompt. mcp-go has run promptFilter first, so a
-// caller the policy refuses got "prompt not found" and never reaches it.
-func (h *Handler) promptHandler(p *pipeline.Prompt) server.PromptHandlerFunc {
-	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		msgs, err := p.Render(req.Params.Arguments)
-		if err != nil {
-			if st := callStateFrom(ctx); st != nil {
-				if perr, ok := err.(*pipeline.Error); ok {
-					st.fail(&pipeline.Error{Code: mcp.INVALID_PARAMS, Stage: perr.Stage, Message: perr.Message})
-				}
-			}
-			return nil, err
-		}
-		res := &mcp.GetPromptResult{Description: p.Description, Messages: make([]mcp.PromptMessage, len(msgs))}
-		for i, m := range msgs {
-			res.Messages[i] = mcp.NewPromptMessage(mcp.Role(m.Role), mcp.NewTextContent(m.Text))
-		}
-		return res, nil
-	}
-}
-
-// promptFilter shows a caller only the prompts its identity passes, in
-// prompts/list and (mcp-go applies it there too) prompts/get.
-func (h *Handler) promptFilter(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
-	if len(h.providers) == 0 {
-		return prompts
-	}
-	out := prompts[:0:0]
-	for _, mp := range prompts {
-		if p := h.promptByName[mp.Name]; p == nil || h.allowed(ctx, p.Auth, p.Name) {
-			out = append(out, mp)
-		}
-	}
-	return out
-}
-
-// allowed reports whether the caller of ctx passes auth (nil: anyone), the
-// check the tool filter makes (callable), for prompts and resources.
-func (h *Handler) allowed(ctx context.Context, auth pipeline.Authorizer, name string) bool {
-	check, ok := auth.(*pipeline.AuthCheck)
-	if !ok {
-		return true
-	}
-	info := authRequestInfo(ctx)
-	return info != nil && check.Allows(ctx, info, name)
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/backoff"
 	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
@@ -42,17 +42,6 @@ type RateLimitStoreConfig struct {
 	Redis  string `json:"redis"`
 	Prefix string `json:"prefix,omitempty"`
 }
-
-var (
-	rateLimited = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "rate_limited_total",
-		Help: "Calls refused by a rate limit (scope endpoint or tool) or a concurrency limit (scope concurrency), by tool (\"\" for the endpoint).",
-	}, []string{"scope", "tool"})
-	rateLimitFallbacks = prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: metricsNamespace, Name: "rate_limit_fallbacks_total",
-		Help: "Rate limit checks answered by the node's own counters because the shared Redis failed.",
-	})
-)
 
 // parseRateLimit reads `rate_limit <n> per <duration> [by subject|ip|tool]`.
 func parseRateLimit(d *caddyfile.Dispenser) (*RateLimitConfig, error) {
@@ -113,7 +102,7 @@ func (h *Handler) provisionRateLimits(ctx caddy.Context, repl *caddy.Replacer) e
 					zap.Duration("retry_in", rateLimitRedisRetry))
 			},
 			func() { logger.Info("rate limits shared again: the Redis answers") }),
-		OnFallback: rateLimitFallbacks.Inc,
+		OnFallback: telemetry.RateLimitFallbacks.Inc,
 	}
 	return nil
 }
@@ -146,7 +135,7 @@ func (h *Handler) allowEndpoint(w http.ResponseWriter, r *http.Request) bool {
 	if ok {
 		return true
 	}
-	rateLimited.WithLabelValues("endpoint", "").Inc()
+	telemetry.RateLimited.WithLabelValues("endpoint", "").Inc()
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
 	writeJSONRPCError(w, http.StatusTooManyRequests, pipeline.CodeStageFailed, fmt.Sprintf("rate limited: retry in %s", roundUp(retry)))
 	return false
@@ -189,7 +178,7 @@ func (x *limitedExecutor) Execute(ctx context.Context, call *pipeline.Call) (*pi
 		}
 		ok, retry, _ := x.store.Allow(ctx, limitKey("tool", x.limit, x.tool, call.Identity, remote), x.limit.limit())
 		if !ok {
-			rateLimited.WithLabelValues("tool", x.tool).Inc()
+			telemetry.RateLimited.WithLabelValues("tool", x.tool).Inc()
 			return nil, &limitError{retry: retry}
 		}
 	}
@@ -198,7 +187,7 @@ func (x *limitedExecutor) Execute(ctx context.Context, call *pipeline.Call) (*pi
 		case x.running <- struct{}{}:
 			defer func() { <-x.running }()
 		default:
-			rateLimited.WithLabelValues("concurrency", x.tool).Inc()
+			telemetry.RateLimited.WithLabelValues("concurrency", x.tool).Inc()
 			return nil, &pipeline.PublicError{Public: fmt.Sprintf("busy: %d calls of this tool are running (max_concurrent)", cap(x.running))}
 		}
 	}

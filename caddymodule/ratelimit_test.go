@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
@@ -73,7 +74,7 @@ func TestToolRateLimitPerSubject(t *testing.T) {
 	g := startGateway(t, limitCaddyfile(t, "SITE", twoKeys, "rate_limit 2 per 1h"))
 	alice := keySession(t, g.URL, "alice-key-0123456789abcdef")
 	bob := keySession(t, g.URL, "bob-key-0123456789abcdefgh")
-	before := testutil.ToFloat64(rateLimited.WithLabelValues("tool", "count"))
+	before := testutil.ToFloat64(telemetry.RateLimited.WithLabelValues("tool", "count"))
 	for range 2 {
 		alice("count").tool(t)
 	}
@@ -82,7 +83,7 @@ func TestToolRateLimitPerSubject(t *testing.T) {
 		t.Fatalf("alice's third call: %+v", r.Error)
 	}
 	bob("count").tool(t)
-	if n := testutil.ToFloat64(rateLimited.WithLabelValues("tool", "count")) - before; n != 1 {
+	if n := testutil.ToFloat64(telemetry.RateLimited.WithLabelValues("tool", "count")) - before; n != 1 {
 		t.Errorf("edgemcp_rate_limited_total rose by %v, want 1", n)
 	}
 }
@@ -168,7 +169,7 @@ func TestRateLimitSharedByNodes(t *testing.T) {
 	}
 
 	// Redis down: the limit holds per node, and the fallback is counted.
-	fell := testutil.ToFloat64(rateLimitFallbacks)
+	fell := testutil.ToFloat64(telemetry.RateLimitFallbacks)
 	down := fmt.Sprintf("rate_limit_redis redis://127.0.0.1:%d/0 %s", freePort(t), prefix)
 	if err := g.load(bindLoopback(limitCaddyfile(t, fmt.Sprintf("http://:%d", g.port), down, "rate_limit 1 per 1h by tool"))); err != nil {
 		t.Fatal(err)
@@ -178,7 +179,7 @@ func TestRateLimitSharedByNodes(t *testing.T) {
 	if r := a.call(t, "count", map[string]any{}); r.Error == nil || !strings.Contains(r.Error.Message, "rate limited") {
 		t.Errorf("with Redis down: %+v", r.Error)
 	}
-	if testutil.ToFloat64(rateLimitFallbacks) < fell+2 {
+	if testutil.ToFloat64(telemetry.RateLimitFallbacks) < fell+2 {
 		t.Errorf("fallbacks not counted")
 	}
 }
@@ -244,7 +245,7 @@ func TestEndpointMaxConcurrent(t *testing.T) {
 	}
 	s.call(t, "slow", map[string]any{"s": 0}).tool(t)
 
-	before := testutil.ToFloat64(rateLimited.WithLabelValues("concurrency", ""))
+	before := testutil.ToFloat64(telemetry.RateLimited.WithLabelValues("concurrency", ""))
 	var wg sync.WaitGroup
 	wg.Add(1)
 	var first callResult
@@ -261,7 +262,7 @@ func TestEndpointMaxConcurrent(t *testing.T) {
 			t.Errorf("%s while full: %d %+v Retry-After %q", body, r.Status, r.Error, hdr.Get("Retry-After"))
 		}
 	}
-	if n := testutil.ToFloat64(rateLimited.WithLabelValues("concurrency", "")) - before; n != 3 {
+	if n := testutil.ToFloat64(telemetry.RateLimited.WithLabelValues("concurrency", "")) - before; n != 3 {
 		t.Errorf("edgemcp_rate_limited_total{scope=concurrency,tool=\"\"} rose by %v, want 3", n)
 	}
 	wg.Wait()

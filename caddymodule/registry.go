@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -16,9 +17,9 @@ import (
 // set from resolution to response.
 type registry struct {
 	engine *pipeline.Engine
-	obs    map[string]*toolObs // telemetry per tool (observe.go)
-	list   encodedTools        // tools/list entries, encoded on the first list (direct_list.go)
-	search *toolIndex          // discovery search (metatools.go); nil: tools/list lists every tool
+	obs    map[string]*telemetry.Tool // telemetry per tool
+	list   encodedTools               // tools/list entries, encoded on the first list (direct_list.go)
+	search *toolIndex                 // discovery search (metatools.go); nil: tools/list lists every tool
 	// headerBound: tools a modern call of which is left to mcp-go (direct_modern.go).
 	headerBound map[string]bool
 	// listings: some tool has a Listing of its own, which replaces mcp-go's
@@ -56,15 +57,13 @@ func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &registry{engine: engine, obs: make(map[string]*toolObs, len(tools)), headerBound: headerBoundTools(tools)}
+	r := &registry{engine: engine, obs: make(map[string]*telemetry.Tool, len(tools)), headerBound: headerBoundTools(tools)}
 	if searching {
 		r.search = newToolIndex(engine, h.Discovery.Pin)
 	}
 	for _, t := range tools {
 		r.listings = r.listings || t.Listing != nil
-		o := &toolObs{name: t.Name, connector: t.Source, metrics: newToolMetrics(t.Name)}
-		o.connectorType = h.connTypes[t.Source]
-		r.obs[t.Name] = o
+		r.obs[t.Name] = telemetry.NewTool(t.Name, t.Source, h.connTypes[t.Source])
 	}
 	return r, nil
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 )
 
 // TestReloadKeepsSessionsAndPools: a client session opened before a config
@@ -140,7 +142,7 @@ func edgemcpBackends(t *testing.T) []int32 {
 func poolsOpenedCount(types ...string) int64 {
 	var n float64
 	for _, typ := range types {
-		n += testutil.ToFloat64(poolsOpened.WithLabelValues(typ))
+		n += testutil.ToFloat64(telemetry.PoolsOpened.WithLabelValues(typ))
 	}
 	return int64(n)
 }

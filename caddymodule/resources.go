@@ -1,9 +1,6 @@
 package caddymodule
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"mime"
 	"os"
@@ -12,10 +9,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/edgemcp/edgemcp/caddymodule/resources"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/script"
 	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
@@ -56,8 +51,6 @@ type ResourceConfig struct {
 	at, statementAt string // Caddyfile file:line, for adapt-time errors
 }
 
-const defaultResourceMime = "application/json"
-
 // parseResource reads `resource <uri-or-template> { ... }`.
 func parseResource(d *caddyfile.Dispenser) (ResourceConfig, error) {
 	var r ResourceConfig
@@ -69,7 +62,7 @@ func parseResource(d *caddyfile.Dispenser) (ResourceConfig, error) {
 	if d.NextArg() {
 		return r, d.ArgErr()
 	}
-	vars, err := resourceVars(r.URI)
+	vars, err := resources.Vars(r.URI)
 	if err != nil {
 		return r, d.Errf("resource %q: %v", r.URI, err)
 	}
@@ -165,22 +158,6 @@ func parseResource(d *caddyfile.Dispenser) (ResourceConfig, error) {
 	return r, nil
 }
 
-// resourceVars parses a URI template and returns its variable names; a
-// plain URI has none.
-func resourceVars(uri string) ([]string, error) {
-	if strings.TrimSpace(uri) == "" || strings.ContainsAny(uri, " \t\n") {
-		return nil, errors.New("want a URI or URI template without spaces")
-	}
-	t, err := uritemplate.New(uri)
-	if err != nil {
-		return nil, fmt.Errorf("not a URI template (RFC 6570): %v", err)
-	}
-	if !strings.Contains(uri, ":") {
-		return nil, errors.New("want an absolute URI with a scheme (e.g. docs://{id} or file:///notes)")
-	}
-	return t.Varnames(), nil
-}
-
 // checkResourcesAtAdapt refuses, at the Caddyfile line, two resources with
 // one URI or one name, and a statement its connector's dialect refuses.
 func (h *Handler) checkResourcesAtAdapt() error {
@@ -233,7 +210,7 @@ func resourceApproval(r ResourceConfig, c ConnectorConfig) error {
 // toolConfig is the resource as the tool it runs as: named by its name,
 // with an input for every template variable.
 func (r ResourceConfig) toolConfig() (ToolConfig, error) {
-	vars, err := resourceVars(r.URI)
+	vars, err := resources.Vars(r.URI)
 	if err != nil {
 		return ToolConfig{}, fmt.Errorf("resource %q: %v", r.URI, err)
 	}
@@ -257,18 +234,10 @@ func (r ResourceConfig) toolConfig() (ToolConfig, error) {
 	return tc, nil
 }
 
-// declaredResource is a provisioned resource.
-type declaredResource struct {
-	config   ResourceConfig
-	tool     *pipeline.Tool
-	template bool // the URI has variables
-}
-
-// buildResources compiles the declared resources into tools, run by an
-// engine of their own (so that they are never listed or called as tools).
+// buildResources compiles the declared resources into tools and hands
+// them to resources.Set, which serves them.
 func (h *Handler) buildResources(ctx caddy.Context, conns map[string]connectorRef, repl *caddy.Replacer, scripts *script.Loader) error {
-	h.resources = nil
-	tools := make([]*pipeline.Tool, 0, len(h.Resources))
+	list := make([]*resources.Resource, 0, len(h.Resources))
 	uris := map[string]bool{}
 	for _, rc := range h.Resources {
 		if uris[rc.URI] {
@@ -301,172 +270,14 @@ func (h *Handler) buildResources(ctx caddy.Context, conns map[string]connectorRe
 		if err := h.attachScripts(ctx, t, tc, scripts, repl); err != nil {
 			return where(err)
 		}
-		rc.Description = repl.ReplaceKnown(rc.Description, "")
-		rc.Title = repl.ReplaceKnown(rc.Title, "")
-		vars, _ := resourceVars(rc.URI)
-		h.resources = append(h.resources, &declaredResource{config: rc, tool: t, template: len(vars) > 0})
-		tools = append(tools, t)
+		vars, _ := resources.Vars(rc.URI)
+		list = append(list, &resources.Resource{URI: rc.URI, Name: rc.Name, MimeType: rc.MimeType, Tool: t, Template: len(vars) > 0,
+			Title: repl.ReplaceKnown(rc.Title, ""), Description: repl.ReplaceKnown(rc.Description, "")})
 	}
-	engine, err := pipeline.NewEngine(tools)
+	set, err := resources.New(list, requestAccess{h})
 	if err != nil {
 		return err
 	}
-	h.resourceEngine = engine
+	h.resources = set
 	return nil
-}
-
-func (r *declaredResource) mimeType() string {
-	if r.config.MimeType == "" {
-		return defaultResourceMime
-	}
-	return r.config.MimeType
-}
-
-// serverResources are the mcp-go entries of the declared resources and
-// resource templates.
-func (h *Handler) serverResources() ([]server.ServerResource, []server.ServerResourceTemplate) {
-	var res []server.ServerResource
-	var tmpl []server.ServerResourceTemplate
-	for _, r := range h.resources {
-		c := r.config
-		if !r.template {
-			res = append(res, server.ServerResource{
-				Resource: mcp.Resource{URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: r.mimeType()},
-				Handler:  server.ResourceHandlerFunc(h.resourceHandler(r)),
-			})
-			continue
-		}
-		t := mcp.NewResourceTemplate(c.URI, c.Name, mcp.WithTemplateDescription(c.Description), mcp.WithTemplateMIMEType(r.mimeType()))
-		t.Title = c.Title
-		tmpl = append(tmpl, server.ServerResourceTemplate{Template: t, Handler: h.resourceHandler(r)})
-	}
-	return res, tmpl
-}
-
-// resourceHandler reads a resource through the pipeline. A caller its
-// policy refuses learns nothing: the answer is "resource not found", as
-// for a URI that matches nothing.
-func (h *Handler) resourceHandler(r *declaredResource) server.ResourceTemplateHandlerFunc {
-	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		st := callStateFrom(ctx)
-		fail := func(perr *pipeline.Error) ([]mcp.ResourceContents, error) {
-			if st != nil {
-				st.fail(perr)
-			}
-			return nil, perr
-		}
-		if !h.allowed(ctx, r.tool.Auth, r.tool.Name) {
-			return fail(resourceNotFound(ctx, req.Params.URI))
-		}
-		args := make(map[string]any, len(req.Params.Arguments))
-		for k, v := range req.Params.Arguments {
-			if list, ok := v.([]string); ok {
-				if len(list) != 1 {
-					return fail(pipeline.Fail(pipeline.StageValidation, nil, "input %q: expected one value, got %d", k, len(list)))
-				}
-				v = list[0]
-			}
-			args[k] = v
-		}
-		res, perr := h.resourceEngine.Call(ctx, r.tool.Name, args, requestInfo(ctx, st))
-		if perr == nil {
-			var contents mcp.ResourceContents
-			contents, perr = resourceContents(res, req.Params.URI, r.mimeType())
-			if perr == nil {
-				return []mcp.ResourceContents{contents}, nil
-			}
-			if perr.Code == mcp.RESOURCE_NOT_FOUND {
-				return fail(resourceNotFound(ctx, req.Params.URI))
-			}
-		}
-		if h.ErrorDetail != errorDetailFull {
-			perr = perr.WithoutServerText(requestID(ctx))
-		}
-		return fail(perr)
-	}
-}
-
-// resourceNotFound is the protocol's answer for an unknown URI: -32002
-// until 2026-07-28, which answers -32602 (as mcp-go does for a URI that
-// matches no resource).
-func resourceNotFound(ctx context.Context, uri string) *pipeline.Error {
-	code := mcp.RESOURCE_NOT_FOUND
-	if mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
-		code = mcp.INVALID_PARAMS
-	}
-	return &pipeline.Error{Code: code, Stage: pipeline.StageResolution, Message: fmt.Sprintf("resource %q not found", uri)}
-}
-
-// resourceContents shapes a result for resources/read: JSON as text for a
-// JSON type; for any other type, the one value the resource returned (a
-// string, or one row of one column) as text. No row at all, or a null, is
-// "not found".
-func resourceContents(res *pipeline.Result, uri, mimeType string) (mcp.ResourceContents, *pipeline.Error) {
-	value := res.Value
-	if res.Native != nil {
-		value = res.Native
-	}
-	if isJSONMime(mimeType) {
-		text, err := json.Marshal(value)
-		if err != nil {
-			return nil, pipeline.Fail(pipeline.StageResponse, err, "result is not JSON-encodable")
-		}
-		return mcp.TextResourceContents{URI: uri, MIMEType: mimeType, Text: string(text)}, nil
-	}
-	switch v := value.(type) {
-	case *pipeline.Rows:
-		if v == nil || len(v.Values) == 0 {
-			return nil, &pipeline.Error{Code: mcp.RESOURCE_NOT_FOUND}
-		}
-		if len(v.Values) != 1 || len(v.Columns) != 1 {
-			return nil, pipeline.Fail(pipeline.StageResponse, nil, "mime_type %s needs one value: the statement returned %d rows of %d columns", mimeType, len(v.Values), len(v.Columns))
-		}
-		value = v.Values[0][0]
-	case json.RawMessage: // a script's value
-		var decoded any
-		if err := json.Unmarshal(v, &decoded); err != nil {
-			return nil, pipeline.Fail(pipeline.StageResponse, err, "handler returned invalid JSON")
-		}
-		value = decoded
-	}
-	switch v := value.(type) {
-	case nil:
-		return nil, &pipeline.Error{Code: mcp.RESOURCE_NOT_FOUND}
-	case string:
-		return mcp.TextResourceContents{URI: uri, MIMEType: mimeType, Text: v}, nil
-	}
-	return nil, pipeline.Fail(pipeline.StageResponse, nil, "mime_type %s needs a string value, got %T (use mime_type application/json for structured results)", mimeType, value)
-}
-
-func isJSONMime(t string) bool {
-	mt, _, err := mime.ParseMediaType(t)
-	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
-}
-
-// resourceFilter takes, from a resources/list or resources/templates/list
-// answer, the declared entries the caller's identity may not read.
-func (h *Handler) resourceAllowed(ctx context.Context, uri string) bool {
-	if len(h.providers) == 0 {
-		return true
-	}
-	for _, r := range h.resources {
-		if r.config.URI == uri {
-			return h.allowed(ctx, r.tool.Auth, r.tool.Name)
-		}
-	}
-	return true
-}
-
-// resourceHooks filter the resource lists per caller: mcp-go has no
-// resource filter, so the answers are trimmed after it built them (its
-// default lists are one page; the gateway sets no pagination limit).
-func (h *Handler) resourceHooks(hooks *server.Hooks) {
-	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
-		res.Resources = slices.DeleteFunc(res.Resources, func(r mcp.Resource) bool { return !h.resourceAllowed(ctx, r.URI) })
-	})
-	hooks.AddAfterListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
-		res.ResourceTemplates = slices.DeleteFunc(res.ResourceTemplates, func(t mcp.ResourceTemplate) bool {
-			return t.URITemplate != nil && (t.URITemplate.Raw() == catchAllTemplate || !h.resourceAllowed(ctx, t.URITemplate.Raw()))
-		})
-	})
 }

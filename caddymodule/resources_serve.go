@@ -11,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 )
 
 // How declared resources and prompts meet mcp-go: the server options that
@@ -52,15 +52,11 @@ func (h *Handler) parseResourceOrPrompt(d *caddyfile.Dispenser) error {
 
 // provisionPrompts compiles the prompts and indexes them by name.
 func (h *Handler) provisionPrompts(repl *caddy.Replacer) error {
-	prompts, err := h.buildPrompts(repl)
+	list, err := h.buildPrompts(repl)
 	if err != nil {
 		return err
 	}
-	h.prompts = prompts
-	h.promptByName = make(map[string]*pipeline.Prompt, len(prompts))
-	for _, p := range prompts {
-		h.promptByName[p.Name] = p
-	}
+	h.prompts = prompts.New(list, requestAccess{h})
 	return nil
 }
 
@@ -68,7 +64,7 @@ func (h *Handler) provisionPrompts(repl *caddy.Replacer) error {
 // and prompts.
 func (h *Handler) resourcePromptOptions() []server.ServerOption {
 	opts := []server.ServerOption{
-		server.WithPromptFilter(h.promptFilter),
+		server.WithPromptFilter(h.prompts.Filter),
 	}
 	// A source's lists change with its upstream's (upstream_catalog.go).
 	changing := len(h.catalogSources()) > 0
@@ -88,12 +84,12 @@ func (h *Handler) resourcePromptOptions() []server.ServerOption {
 
 // servesResources: resources are declared, or a source may bring some.
 func (h *Handler) servesResources() bool {
-	return len(h.resources) > 0 || len(h.catalogSources()) > 0
+	return len(h.resources.All()) > 0 || len(h.catalogSources()) > 0
 }
 
 // servesPrompts: prompts are declared, or a source may bring some.
 func (h *Handler) servesPrompts() bool {
-	return len(h.prompts) > 0 || len(h.catalogSources()) > 0
+	return len(h.prompts.All()) > 0 || len(h.catalogSources()) > 0
 }
 
 // addResourcesAndPrompts registers the declared resources and prompts and
@@ -109,17 +105,7 @@ func (h *Handler) completable() bool {
 	if len(h.catalogSources()) > 0 {
 		return true
 	}
-	for _, p := range h.prompts {
-		if len(p.Arguments) > 0 {
-			return true
-		}
-	}
-	for _, r := range h.resources {
-		if r.template {
-			return true
-		}
-	}
-	return false
+	return h.prompts.Completable() || h.resources.Completable()
 }
 
 // errUnknownRef is completion/complete for a prompt or template that does
@@ -131,21 +117,16 @@ type promptCompleter struct{ h *Handler }
 // CompletePromptArgument offers the argument's enum values that start with
 // what the user typed.
 func (c promptCompleter) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	p := c.h.promptByName[name]
-	if p == nil {
+	if !c.h.prompts.Declared(name) {
 		if ref, ok := c.h.upstream.p.Load().promptOrigin[name]; ok {
 			return c.h.forwardComplete(ctx, ref.src, map[string]any{"type": "ref/prompt", "name": ref.original}, arg, cctx)
 		}
 	}
-	if p == nil || !c.h.allowed(ctx, p.Auth, p.Name) {
+	values, ok := c.h.prompts.Complete(ctx, name, arg.Name, arg.Value)
+	if !ok {
 		return nil, errUnknownRef
 	}
-	for _, a := range p.Arguments {
-		if a.Name == arg.Name {
-			return completion(a.Complete(arg.Value)), nil
-		}
-	}
-	return completion(nil), nil
+	return completion(values), nil
 }
 
 type resourceCompleter struct{ h *Handler }
@@ -155,19 +136,11 @@ func (c resourceCompleter) CompleteResourceArgument(ctx context.Context, uri str
 	if src, ok := c.h.upstream.p.Load().templateOrigin[uri]; ok {
 		return c.h.forwardComplete(ctx, src, map[string]any{"type": "ref/resource", "uri": uri}, arg, cctx)
 	}
-	for _, r := range c.h.resources {
-		if r.config.URI != uri || !r.template {
-			continue
-		}
-		if !c.h.allowed(ctx, r.tool.Auth, r.tool.Name) {
-			break
-		}
-		if in := r.tool.Inputs.Get(arg.Name); in != nil {
-			return completion(pipeline.CompleteEnum(in.EnumText, arg.Value)), nil
-		}
-		return completion(nil), nil
+	values, ok := c.h.resources.Complete(ctx, uri, arg.Name, arg.Value)
+	if !ok {
+		return nil, errUnknownRef
 	}
-	return nil, errUnknownRef
+	return completion(values), nil
 }
 
 func completion(values []string) *mcp.Completion {

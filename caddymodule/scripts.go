@@ -8,6 +8,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/script"
 )
@@ -63,7 +64,7 @@ func (h *Handler) attachScripts(ctx caddy.Context, t *pipeline.Tool, tc ToolConf
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %s: %v", tc.Name, role, err)
 		}
-		h.exposeScriptPool(tc.Name+" "+role, s) // edgemcp_script_pool_*{pool="<tool> handler"}
+		telemetry.ExposeScriptPool(h, tc.Name+" "+role, s) // edgemcp_script_pool_*{pool="<tool> handler"}
 		return s, nil
 	}
 	if handler != "" {

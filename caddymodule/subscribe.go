@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/resources"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -103,7 +104,7 @@ func (h *Handler) subscribe(ctx context.Context, uri string, on bool) error {
 	src, found := h.resourceOrigin(ctx, uri)
 	switch {
 	case !found && on:
-		return resourceNotFound(ctx, uri)
+		return resources.NotFound(ctx, uri)
 	case src == nil:
 		return nil // accepted, never updated (or nothing to unsubscribe)
 	case on:
@@ -136,20 +137,16 @@ func (h *Handler) resourceOrigin(ctx context.Context, uri string) (src pipeline.
 	if cs, ok := up.resourceOrigin[uri]; ok {
 		return watchable(cs), true
 	}
-	for _, r := range h.resources {
-		if !r.template && r.config.URI == uri {
-			return nil, h.allowed(ctx, r.tool.Auth, r.tool.Name)
-		}
+	if r := h.resources.Static(uri); r != nil {
+		return nil, h.resources.Readable(ctx, r)
 	}
 	for _, t := range up.templates {
 		if t.Template.URITemplate != nil && t.Template.URITemplate.Regexp().MatchString(uri) {
 			return watchable(up.templateOrigin[t.Template.URITemplate.Raw()]), true
 		}
 	}
-	for _, r := range h.resources {
-		if r.template && mcp.NewResourceTemplate(r.config.URI, "").URITemplate.Regexp().MatchString(uri) {
-			return nil, h.allowed(ctx, r.tool.Auth, r.tool.Name)
-		}
+	if r := h.resources.Matching(uri); r != nil {
+		return nil, h.resources.Readable(ctx, r)
 	}
 	// A URI nothing lists: the source that owns it (upstream_route.go).
 	if cs := h.unlistedOrigin(uri, func(cs pipeline.CatalogSource) bool { return watchable(cs) != nil }); cs != nil {

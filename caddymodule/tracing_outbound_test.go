@@ -9,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
@@ -78,7 +79,7 @@ func TestTracingOutboundCalls(t *testing.T) {
 // outboundCount is how many outbound calls of tool on system were timed.
 func outboundCount(t *testing.T, tool, system string) uint64 {
 	t.Helper()
-	h, err := outboundDuration.GetMetricWithLabelValues(tool, system)
+	h, err := telemetry.OutboundDuration.GetMetricWithLabelValues(tool, system)
 	if err != nil {
 		t.Fatal(err)
 	}

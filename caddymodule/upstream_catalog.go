@@ -101,11 +101,11 @@ func (h *Handler) buildUpstreamCatalog() (*upstreamCatalog, error) {
 		templateText: map[string]json.RawMessage{}, promptText: map[string]json.RawMessage{},
 		schemes: map[pipeline.CatalogSource]map[string]bool{}}
 	owner := map[string]string{} // URI or template → its origin
-	for _, r := range h.resources {
-		owner[r.config.URI] = "a declared resource"
+	for _, r := range h.resources.All() {
+		owner[r.URI] = "a declared resource"
 	}
 	prompts := map[string]string{}
-	for _, p := range h.prompts {
+	for _, p := range h.prompts.All() {
 		prompts[p.Name] = "a declared prompt"
 	}
 	claim := func(uri, origin string) (bool, error) {
@@ -290,8 +290,8 @@ func (h *Handler) forwardFailed(ctx context.Context, err error) error {
 // setCatalog puts the declared and the sources' resources and prompts on
 // the mcp-go server.
 func (h *Handler) setCatalog(srv *server.MCPServer, up *upstreamCatalog) {
-	res, tmpl := h.serverResources()
-	prompts := h.serverPrompts()
+	res, tmpl := h.resources.ServerEntries()
+	prompts := h.prompts.ServerEntries()
 	if up != nil {
 		res = append(res, up.resources...)
 		tmpl = append(tmpl, up.templates...)

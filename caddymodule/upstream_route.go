@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/edgemcp/edgemcp/caddymodule/resources"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -75,14 +76,9 @@ func anySource(pipeline.CatalogSource) bool { return true }
 // URI is not found.
 func (h *Handler) readUnlisted(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	uri := req.Params.URI
-	for _, r := range h.resources {
-		if !r.template {
-			continue
-		}
-		if t := mcp.NewResourceTemplate(r.config.URI, ""); t.URITemplate.Regexp().MatchString(uri) {
-			req.Params.Arguments = templateArguments(t, uri)
-			return h.resourceHandler(r)(ctx, req)
-		}
+	if r := h.resources.Matching(uri); r != nil {
+		req.Params.Arguments = templateArguments(mcp.NewResourceTemplate(r.URI, ""), uri)
+		return h.resources.Reader(r)(ctx, req)
 	}
 	up := h.upstream.p.Load()
 	for _, t := range up.templates {
@@ -94,7 +90,7 @@ func (h *Handler) readUnlisted(ctx context.Context, req mcp.ReadResourceRequest)
 	if cs := h.unlistedOrigin(uri, anySource); cs != nil {
 		return h.forwardRead(cs)(ctx, req)
 	}
-	perr := resourceNotFound(ctx, uri)
+	perr := resources.NotFound(ctx, uri)
 	if st := callStateFrom(ctx); st != nil {
 		st.fail(perr)
 	}

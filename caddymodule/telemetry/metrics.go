@@ -1,4 +1,4 @@
-package caddymodule
+package telemetry
 
 import (
 	"errors"
@@ -26,8 +26,11 @@ const metricsNamespace = "edgemcp"
 // durationBuckets span a cache hit (sub-millisecond) to a slow statement.
 var durationBuckets = prometheus.ExponentialBuckets(0.0001, 2.5, 14) // 100µs … ~15s
 
+// The collectors the other parts of the gateway count in (the gate, the
+// direct path, the limits, the connectors) are exported; the per-tool ones
+// are reached through a Tool.
 var (
-	callsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+	CallsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: metricsNamespace, Name: "tool_calls_total",
 		Help: "tools/call requests by tool, outcome (ok or error) and JSON-RPC code (0 for success).",
 	}, []string{"tool", "outcome", "code"})
@@ -41,39 +44,47 @@ var (
 		Help:    "Duration of each pipeline stage, by tool and stage.",
 		Buckets: durationBuckets,
 	}, []string{"tool", "stage"})
-	cacheRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+	CacheRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: metricsNamespace, Name: "cache_requests_total",
 		Help: "Result cache lookups by tool and result (hit, miss, stale: served after a failure).",
 	}, []string{"tool", "result"})
-	gateRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+	GateRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: metricsNamespace, Name: "requests_refused_total",
 		Help: "Requests refused with 403 before any other work, by reason (host: not a name of the endpoint; origin: a browser origin not allowed).",
 	}, []string{"reason"})
-	directCallsTotal = prometheus.NewCounter(prometheus.CounterOpts{
+	DirectCalls = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: metricsNamespace, Name: "direct_calls_total",
 		Help: "tools/call requests answered by the direct path, without mcp-go's dispatcher.",
 	})
-	directListsTotal = prometheus.NewCounter(prometheus.CounterOpts{
+	DirectLists = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: metricsNamespace, Name: "direct_lists_total",
 		Help: "tools/list requests answered by the direct path from the tools' pre-encoded entries.",
 	})
-	outboundDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	OutboundDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: metricsNamespace, Name: "outbound_duration_seconds",
 		Help:    "Duration of each outbound call of a tool (a statement, a Redis command, a source's HTTP request), by tool and system.",
 		Buckets: durationBuckets,
 	}, []string{"tool", "system"})
-	poolsOpened = prometheus.NewCounterVec(prometheus.CounterOpts{
+	PoolsOpened = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: metricsNamespace, Name: "connector_pools_opened_total",
 		Help: "Connector pools opened, by connector type. A reload that keeps a connector's settings reuses its pool and does not count.",
 	}, []string{"type"})
+	RateLimited = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "rate_limited_total",
+		Help: "Calls refused by a rate limit (scope endpoint or tool) or a concurrency limit (scope concurrency), by tool (\"\" for the endpoint).",
+	}, []string{"scope", "tool"})
+	RateLimitFallbacks = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "rate_limit_fallbacks_total",
+		Help: "Rate limit checks answered by the node's own counters because the shared Redis failed.",
+	})
 )
 
-// registerMetrics adds edgemcp's collectors to a config's registry.
-func registerMetrics(reg *prometheus.Registry) error {
+// Register adds edgemcp's collectors to a config's registry.
+func Register(reg *prometheus.Registry) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{callsTotal, callDuration, stageDuration, cacheRequests, gateRefusals, directCallsTotal, directListsTotal, outboundDuration, poolsOpened, rateLimited, rateLimitFallbacks, statsCollector{}} {
+	for _, c := range []prometheus.Collector{CallsTotal, callDuration, stageDuration, CacheRequests, GateRefusals, DirectCalls, DirectLists, OutboundDuration, PoolsOpened, RateLimited, RateLimitFallbacks, statsCollector{}} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError
 			if errors.As(err, &already) {
@@ -108,7 +119,7 @@ func series[T any](m *sync.Map, key string, mk func() T) T {
 func newToolMetrics(tool string) *toolMetrics {
 	return &toolMetrics{
 		tool:     tool,
-		ok:       callsTotal.WithLabelValues(tool, "ok", "0"),
+		ok:       CallsTotal.WithLabelValues(tool, "ok", "0"),
 		duration: callDuration.WithLabelValues(tool),
 	}
 }
@@ -121,7 +132,7 @@ func (m *toolMetrics) stage(label string) prometheus.Observer {
 
 // outboundCalls is the histogram of the tool's outbound calls to system.
 func (m *toolMetrics) outboundCalls(system string) prometheus.Observer {
-	return series(&m.outbound, system, func() prometheus.Observer { return outboundDuration.WithLabelValues(m.tool, system) })
+	return series(&m.outbound, system, func() prometheus.Observer { return OutboundDuration.WithLabelValues(m.tool, system) })
 }
 
 // done counts a finished call.
@@ -130,10 +141,10 @@ func (m *toolMetrics) done(d time.Duration, perr *pipeline.Error, cache string) 
 	if perr == nil {
 		m.ok.Inc()
 	} else {
-		callsTotal.WithLabelValues(m.tool, "error", strconv.Itoa(perr.Code)).Inc()
+		CallsTotal.WithLabelValues(m.tool, "error", strconv.Itoa(perr.Code)).Inc()
 	}
 	switch cache {
 	case "hit", "miss", "stale":
-		series(&m.caches, cache, func() prometheus.Counter { return cacheRequests.WithLabelValues(m.tool, cache) }).Inc()
+		series(&m.caches, cache, func() prometheus.Counter { return CacheRequests.WithLabelValues(m.tool, cache) }).Inc()
 	}
 }

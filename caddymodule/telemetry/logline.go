@@ -1,4 +1,4 @@
-package caddymodule
+package telemetry
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
-// logCall writes the one info line of a call: tool, outcome, code, stage
+// log writes the one info line of a call: tool, outcome, code, stage
 // of a failure, duration, cache status, the caller's subject, Caddy's
 // request id (the same uuid as the access log's), the JSON-RPC id and, when
 // traced, the trace id. Inputs, results and error messages stay out of it:
 // a message can quote an input. The message and the internal cause (driver
 // detail, a panic's stack) follow at debug.
-func (h *Handler) logCall(ctx context.Context, rec *callRecord, d time.Duration, cache string, perr *pipeline.Error) {
-	ce := h.logger.Check(zapcore.InfoLevel, "tool call")
+func (rec *Call) log(ctx context.Context, d time.Duration, cache string, perr *pipeline.Error) {
+	ce := rec.rec.logger.Check(zapcore.InfoLevel, "tool call")
 	if ce == nil { // info is off, and so is debug
 		return
 	}
@@ -42,10 +42,10 @@ func (h *Handler) logCall(ctx context.Context, rec *callRecord, d time.Duration,
 	if rec.call != nil && rec.call.Identity != nil && rec.call.Identity.Subject != "" {
 		fields = append(fields, zap.String("subject", rec.call.Identity.Subject))
 	}
-	if id := requestID(ctx); id != "" {
+	if id := RequestID(ctx); id != "" {
 		fields = append(fields, zap.String("request_id", id))
 	}
-	if id := jsonrpcID(ctx); id != "" {
+	if id := idText(rec.id); id != "" {
 		fields = append(fields, zap.String("jsonrpc_id", id))
 	}
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
@@ -53,7 +53,7 @@ func (h *Handler) logCall(ctx context.Context, rec *callRecord, d time.Duration,
 	}
 	ce.Write(fields...)
 	if perr != nil {
-		if de := h.logger.Check(zapcore.DebugLevel, "tool call failed"); de != nil {
+		if de := rec.rec.logger.Check(zapcore.DebugLevel, "tool call failed"); de != nil {
 			fields = append(fields, zap.String("message", perr.Message))
 			if perr.Cause != nil {
 				fields = append(fields, zap.String("cause", perr.Cause.Error()))
@@ -63,9 +63,9 @@ func (h *Handler) logCall(ctx context.Context, rec *callRecord, d time.Duration,
 	}
 }
 
-// requestID is Caddy's id of the HTTP request ({http.request.uuid}); using
+// RequestID is Caddy's id of the HTTP request ({http.request.uuid}); using
 // it also puts the same uuid in the request's access log entry.
-func requestID(ctx context.Context) string {
+func RequestID(ctx context.Context) string {
 	repl, ok := ctx.Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	if !ok {
 		return ""

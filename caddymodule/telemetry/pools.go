@@ -1,4 +1,4 @@
-package caddymodule
+package telemetry
 
 import (
 	"sync"
@@ -10,18 +10,16 @@ import (
 )
 
 // Pool and cache gauges are read when /metrics is scraped, from the live
-// objects the provisioned handlers expose: connector pools (automatically,
-// when the connector implements pipeline.PoolStatser), and the hooks below
-// for the script runtime pool and the result cache, which their owners call
-// from Provision:
+// objects the provisioned handlers expose: connector pools
+// (ExposeConnectorPool, for a connector that implements
+// pipeline.PoolStatser), script runtime pools (ExposeScriptPool) and
+// result caches (ExposeCache), each called from Provision with the handler
+// as its owner.
 //
-//	h.exposeScriptPool("scripts", pool)   // pool implements pipeline.PoolStatser
-//	h.exposeCache("results", cache)       // cache implements pipeline.CacheStatser
-//
-// A handler's exposures end with its Cleanup. During a reload the old and
-// the new config are both provisioned for a moment, often sharing the same
-// pool (caddy.UsagePool): a series is reported once, from the most recent
-// exposure of its name.
+// An owner's exposures end with Unexpose, from its Cleanup. During a
+// reload the old and the new config are both provisioned for a moment,
+// often sharing the same pool (caddy.UsagePool): a series is reported
+// once, from the most recent exposure of its name.
 
 type statKind int
 
@@ -32,7 +30,7 @@ const (
 )
 
 type exposure struct {
-	owner *Handler
+	owner any // the provisioned handler, compared by identity
 	kind  statKind
 	name  string
 	typ   string // connector type
@@ -45,36 +43,36 @@ var exposed struct {
 	list []exposure
 }
 
-func (h *Handler) expose(e exposure) {
-	e.owner = h
+func expose(e exposure) {
 	exposed.Lock()
 	exposed.list = append(exposed.list, e)
 	exposed.Unlock()
 }
 
-// exposeConnectorPool reports a connector's pool as edgemcp_connector_pool_*.
-func (h *Handler) exposeConnectorPool(name, typ string, p pipeline.PoolStatser) {
-	h.expose(exposure{kind: kindConnector, name: name, typ: typ, pool: p})
+// ExposeConnectorPool reports a connector's pool as
+// edgemcp_connector_pool_*.
+func ExposeConnectorPool(owner any, name, typ string, p pipeline.PoolStatser) {
+	expose(exposure{owner: owner, kind: kindConnector, name: name, typ: typ, pool: p})
 }
 
-// exposeScriptPool reports a script runtime pool as edgemcp_script_pool_*.
-func (h *Handler) exposeScriptPool(name string, p pipeline.PoolStatser) {
-	h.expose(exposure{kind: kindScriptPool, name: name, pool: p})
+// ExposeScriptPool reports a script runtime pool as edgemcp_script_pool_*.
+func ExposeScriptPool(owner any, name string, p pipeline.PoolStatser) {
+	expose(exposure{owner: owner, kind: kindScriptPool, name: name, pool: p})
 }
 
-// exposeCache reports a result cache as edgemcp_cache_entries and
+// ExposeCache reports a result cache as edgemcp_cache_entries and
 // edgemcp_cache_evictions_total.
-func (h *Handler) exposeCache(name string, c pipeline.CacheStatser) {
-	h.expose(exposure{kind: kindCache, name: name, cache: c})
+func ExposeCache(owner any, name string, c pipeline.CacheStatser) {
+	expose(exposure{owner: owner, kind: kindCache, name: name, cache: c})
 }
 
-// unexposeAll ends every exposure of h (Cleanup).
-func (h *Handler) unexposeAll() {
+// Unexpose ends every exposure of owner (its Cleanup).
+func Unexpose(owner any) {
 	exposed.Lock()
 	defer exposed.Unlock()
 	kept := exposed.list[:0]
 	for _, e := range exposed.list {
-		if e.owner != h {
+		if e.owner != owner {
 			kept = append(kept, e)
 		}
 	}

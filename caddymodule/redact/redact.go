@@ -1,4 +1,14 @@
-package caddymodule
+// Package redact keeps a config's secrets out of what the gateway shows
+// (docs/security.md, "What is shown"). A config holds secrets:
+// credentials, static headers, keys in URLs, arguments and environment of
+// child processes, and `{$VAR}` placeholders are expanded when the
+// Caddyfile is adapted, so the JSON holds their values. Wherever the
+// gateway shows its config (`caddy mcp tools`, text and JSON), its log
+// lines and the errors of a load, it goes through a Redaction: values in
+// secret positions are replaced by Mark, and every such value is then
+// scrubbed from any other text (a description, an error quoting a URL).
+// The catalog page shows tools/list only, never config.
+package redact
 
 import (
 	"bytes"
@@ -14,18 +24,8 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// What the configuration shows (docs/security.md, "What is shown"). A
-// config holds secrets: credentials, static headers, keys in URLs,
-// arguments and environment of child processes, and `{$VAR}` placeholders
-// are expanded when the Caddyfile is adapted, so the JSON holds their
-// values. Wherever the gateway shows its config (`caddy mcp tools`, text
-// and JSON), its log lines and the errors of a load, it goes through a
-// configRedaction: values in secret positions are replaced by
-// "[redacted]", and every such value is then scrubbed from any other text
-// (a description, an error quoting a URL). The catalog page shows tools/list
-// only, never config.
-
-const redactedMark = "[redacted]"
+// Mark stands where a secret was.
+const Mark = "[redacted]"
 
 // minScrubLen: a secret shorter than this is redacted where it stands but
 // not searched for in other text, where it would hide ordinary words.
@@ -44,16 +44,16 @@ var placeholder = regexp.MustCompile(`^\{[A-Za-z0-9_.\-/]+\}$`)
 var publicCredentialField = map[string]bool{"kind": true, "in": true, "name": true, "as": true,
 	"scopes": true, "file": true, "claim": true, "token_url": true, "client_id": true}
 
-// configRedaction redacts one config and remembers what it redacted.
-type configRedaction struct {
+// Redaction redacts one config and remembers what it redacted.
+type Redaction struct {
 	secrets map[string]bool
 	rep     *strings.Replacer // of secrets; nil until needed
 }
 
-// redactConfigJSON returns raw with every secret redacted, and the
+// JSON returns raw with every secret redacted, and the
 // redaction (to scrub other text with).
-func redactConfigJSON(raw json.RawMessage) (json.RawMessage, *configRedaction) {
-	r := &configRedaction{secrets: map[string]bool{}}
+func JSON(raw json.RawMessage) (json.RawMessage, *Redaction) {
+	r := &Redaction{secrets: map[string]bool{}}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -69,7 +69,7 @@ func redactConfigJSON(raw json.RawMessage) (json.RawMessage, *configRedaction) {
 }
 
 // value redacts v, found under key.
-func (r *configRedaction) value(key string, v any) any {
+func (r *Redaction) value(key string, v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, val := range x {
@@ -104,7 +104,7 @@ func (r *configRedaction) value(key string, v any) any {
 }
 
 // all redacts every string in v.
-func (r *configRedaction) all(v any) any {
+func (r *Redaction) all(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, val := range x {
@@ -127,7 +127,7 @@ func (r *configRedaction) all(v any) any {
 
 // credentials redacts each credential but the fields that say how it is
 // sent.
-func (r *configRedaction) credentials(v any) any {
+func (r *Redaction) credentials(v any) any {
 	list, ok := v.([]any)
 	if !ok {
 		list = []any{v}
@@ -150,7 +150,7 @@ func (r *configRedaction) credentials(v any) any {
 
 // args redacts a child process's arguments but bare flags (-y,
 // --stdio): any other may be, or hold, a secret.
-func (r *configRedaction) args(v any) any {
+func (r *Redaction) args(v any) any {
 	list, ok := v.([]any)
 	if !ok {
 		return r.all(v)
@@ -177,7 +177,7 @@ func isURL(s string) bool {
 
 // url keeps where a URL points, as written, and redacts what it carries:
 // the user information, the query and the fragment.
-func (r *configRedaction) url(s string) string {
+func (r *Redaction) url(s string) string {
 	u, _ := url.Parse(s)
 	if u.User != nil {
 		// A user name alone is no secret (and often an ordinary word):
@@ -192,7 +192,7 @@ func (r *configRedaction) url(s string) string {
 			end = len(rest)
 		}
 		at := strings.LastIndex(rest[:end], "@")
-		s = scheme + "://" + redactedMark + rest[at:]
+		s = scheme + "://" + Mark + rest[at:]
 	}
 	// The values are the secrets; a name (interpolateParams) is not.
 	for _, v := range u.Query() {
@@ -204,25 +204,25 @@ func (r *configRedaction) url(s string) string {
 		r.note(u.Fragment)
 	}
 	if i := strings.IndexAny(s, "?#"); i >= 0 {
-		s = s[:i+1] + redactedMark
+		s = s[:i+1] + Mark
 	}
 	return s
 }
 
-func (r *configRedaction) secret(s string) string {
+func (r *Redaction) secret(s string) string {
 	r.note(s)
-	return redactedMark
+	return Mark
 }
 
-func (r *configRedaction) note(s string) {
-	if s != "" && s != redactedMark && !r.secrets[s] {
+func (r *Redaction) note(s string) {
+	if s != "" && s != Mark && !r.secrets[s] {
 		r.secrets[s] = true
 		r.rep = nil
 	}
 }
 
 // scrubAll scrubs every string of v (not map keys) with r.
-func (r *configRedaction) scrubAll(v any) any {
+func (r *Redaction) scrubAll(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, val := range x {
@@ -239,11 +239,11 @@ func (r *configRedaction) scrubAll(v any) any {
 }
 
 // scrub replaces in s every secret of the config long enough to look for.
-func (r *configRedaction) scrub(s string) string {
+func (r *Redaction) scrub(s string) string {
 	return r.replacer().Replace(s)
 }
 
-func (r *configRedaction) replacer() *strings.Replacer {
+func (r *Redaction) replacer() *strings.Replacer {
 	if r.rep != nil {
 		return r.rep
 	}
@@ -257,21 +257,17 @@ func (r *configRedaction) replacer() *strings.Replacer {
 	sort.Slice(long, func(i, j int) bool { return len(long[i]) > len(long[j]) })
 	pairs := make([]string, 0, 2*len(long))
 	for _, s := range long {
-		pairs = append(pairs, s, redactedMark)
+		pairs = append(pairs, s, Mark)
 	}
 	r.rep = strings.NewReplacer(pairs...)
 	return r.rep
 }
 
-// handlerRedaction is the redaction of a provisioned handler's config:
-// its secrets as written and as the placeholders expand (a provider's
-// error quotes the value, not {env.X}).
-func handlerRedaction(h *Handler, repl *caddy.Replacer) *configRedaction {
-	raw, err := json.Marshal(h)
-	if err != nil {
-		return &configRedaction{secrets: map[string]bool{}}
-	}
-	_, r := redactConfigJSON(raw)
+// Provisioned is the redaction of a provisioned handler's config (raw,
+// its JSON): its secrets as written and as the placeholders expand (a
+// provider's error quotes the value, not {env.X}).
+func Provisioned(raw json.RawMessage, repl *caddy.Replacer) *Redaction {
+	_, r := JSON(raw)
 	for s := range r.secrets {
 		if strings.Contains(s, "{") {
 			r.note(repl.ReplaceKnown(s, ""))
@@ -280,14 +276,14 @@ func handlerRedaction(h *Handler, repl *caddy.Replacer) *configRedaction {
 	return r
 }
 
-// scrubber is what a provisioned handler scrubs its log lines and load
+// Scrubber is what a provisioned handler scrubs its log lines and load
 // errors with; nil when its config has no secret worth looking for.
-type scrubber struct {
+type Scrubber struct {
 	secrets []string // those of at least minScrubLen
 	r       *strings.Replacer
 }
 
-func (r *configRedaction) scrubber() *scrubber {
+func (r *Redaction) Scrubber() *Scrubber {
 	var long []string
 	for s := range r.secrets {
 		if len(s) >= minScrubLen {
@@ -297,12 +293,15 @@ func (r *configRedaction) scrubber() *scrubber {
 	if len(long) == 0 {
 		return nil
 	}
-	return &scrubber{secrets: long, r: r.replacer()}
+	return &Scrubber{secrets: long, r: r.replacer()}
 }
 
-// scrub is s without the secrets. Most text holds none: looking for each
-// costs no allocation, a Replace always does.
-func (s *scrubber) scrub(text string) string {
+// Scrub is text without the secrets. Most text holds none: looking for
+// each costs no allocation, a Replace always does.
+func (s *Scrubber) Scrub(text string) string {
+	if s == nil {
+		return text
+	}
 	for _, secret := range s.secrets {
 		if strings.Contains(text, secret) {
 			return s.r.Replace(text)
@@ -311,20 +310,20 @@ func (s *scrubber) scrub(text string) string {
 	return text
 }
 
-// err is err with the secrets scrubbed from its text.
-func (s *scrubber) err(err error) error {
+// Err is err with the secrets scrubbed from its text.
+func (s *Scrubber) Err(err error) error {
 	if s == nil || err == nil {
 		return err
 	}
-	if msg := s.scrub(err.Error()); msg != err.Error() {
+	if msg := s.Scrub(err.Error()); msg != err.Error() {
 		return errors.New(msg)
 	}
 	return err
 }
 
-// logger wraps l so that no line it writes holds a secret: the message
+// Logger wraps l so that no line it writes holds a secret: the message
 // and every string or error field are scrubbed.
-func (s *scrubber) logger(l *zap.Logger) *zap.Logger {
+func (s *Scrubber) Logger(l *zap.Logger) *zap.Logger {
 	if s == nil {
 		return l
 	}
@@ -333,7 +332,7 @@ func (s *scrubber) logger(l *zap.Logger) *zap.Logger {
 
 type scrubCore struct {
 	zapcore.Core
-	s *scrubber
+	s *Scrubber
 }
 
 func (c *scrubCore) With(fs []zapcore.Field) zapcore.Core {
@@ -351,7 +350,7 @@ func (c *scrubCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Ch
 }
 
 func (c *scrubCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
-	e.Message = c.s.scrub(e.Message)
+	e.Message = c.s.Scrub(e.Message)
 	return c.Core.Write(e, c.s.fields(fs))
 }
 
@@ -362,18 +361,18 @@ func (c *scrubCore) fields(fs []zapcore.Field) []zapcore.Field { return c.s.fiel
 type scrubbedWrite struct {
 	zapcore.Core // the wrapped core, for what a CheckedEntry does not call
 	inner        *zapcore.CheckedEntry
-	s            *scrubber
+	s            *Scrubber
 }
 
 func (w *scrubbedWrite) Write(e zapcore.Entry, fs []zapcore.Field) error {
-	w.inner.Entry.Message = w.s.scrub(e.Message)
+	w.inner.Entry.Message = w.s.Scrub(e.Message)
 	w.inner.Write(w.s.fields(fs)...)
 	return nil
 }
 
 // fields are fs with string, error and Stringer values scrubbed (as
 // strings); fs itself when nothing needs to change.
-func (s *scrubber) fields(fs []zapcore.Field) []zapcore.Field {
+func (s *Scrubber) fields(fs []zapcore.Field) []zapcore.Field {
 	out := fs
 	for i, f := range fs {
 		var str string
@@ -391,7 +390,7 @@ func (s *scrubber) fields(fs []zapcore.Field) []zapcore.Field {
 		default:
 			continue
 		}
-		if scrubbed := s.scrub(str); scrubbed != str || f.Type != zapcore.StringType {
+		if scrubbed := s.Scrub(str); scrubbed != str || f.Type != zapcore.StringType {
 			if &out[0] == &fs[0] {
 				out = append([]zapcore.Field(nil), fs...)
 			}
