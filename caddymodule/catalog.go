@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -76,23 +75,6 @@ func cspURL(r *http.Request) string {
 	}
 	u := (&url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path}).String()
 	return strings.NewReplacer(";", "%3B", ",", "%2C").Replace(u)
-}
-
-// parseCatalog reads `catalog on|off`.
-func parseCatalog(d *caddyfile.Dispenser, h *Handler) error {
-	var v string
-	if err := oneArg(d, &v); err != nil {
-		return err
-	}
-	switch v {
-	case "off":
-		h.CatalogOff = true
-	case "on":
-		h.CatalogOff = false
-	default:
-		return d.Errf("catalog must be on or off, got %q", v)
-	}
-	return nil
 }
 
 // catalogScriptQuery is the query that asks the endpoint for the script.

@@ -82,13 +82,13 @@ type ToolConfig struct {
 	// Auth is the tool's auth provider and policy (replaces default_auth).
 	Auth  *AuthPolicyConfig `json:"auth,omitempty"`
 	Cache *ToolCacheConfig  `json:"cache,omitempty"`
-	// RateLimit and MaxConcurrent bound the tool's calls (ratelimit.go).
+	// RateLimit and MaxConcurrent bound the tool's calls (provisionRateLimits).
 	RateLimit     *RateLimitConfig `json:"rate_limit,omitempty"`
 	MaxConcurrent int              `json:"max_concurrent,omitempty"`
 	// Approval is "required" (ask the caller's client before every call)
 	// or "off" (not even under its connector's policy).
 	Approval string `json:"approval,omitempty"`
-	// ToolScripts: handler, mappers and script settings (caddyfile_scripts.go).
+	// ToolScripts: handler, mappers and script settings (parseToolScripts).
 	ToolScripts
 
 	statementAt string // Caddyfile file:line of the statement, for adapt-time errors
@@ -112,4 +112,43 @@ type AnnotationsConfig struct {
 	Destructive *bool `json:"destructive,omitempty"`
 	Idempotent  *bool `json:"idempotent,omitempty"`
 	OpenWorld   *bool `json:"open_world,omitempty"`
+}
+
+// ScriptSettings are the endpoint-wide script settings (embedded in
+// Handler): defaults for every tool's scripts.
+type ScriptSettings struct {
+	// ScriptTimeout bounds one script call (default 1s).
+	ScriptTimeout caddy.Duration `json:"script_timeout,omitempty"`
+	// FetchAllow lists the hosts scripts may fetch() from; empty: scripts
+	// have no fetch.
+	FetchAllow []string `json:"fetch_allow,omitempty"`
+	// ScriptMaxInput and ScriptMaxOutput bound the JSON size of what a
+	// script receives and returns, in bytes (default 1 MiB each).
+	ScriptMaxInput  int64 `json:"script_max_input,omitempty"`
+	ScriptMaxOutput int64 `json:"script_max_output,omitempty"`
+	// ScriptMaxMemory is the memory budget of one script call for the
+	// builtins that allocate much from a short expression (README,
+	// Scripts), in bytes (default 64 MiB).
+	ScriptMaxMemory int64 `json:"script_max_memory,omitempty"`
+}
+
+// ToolScripts are a tool's scripts (embedded in ToolConfig).
+type ToolScripts struct {
+	// Handler is path/to/file.js[#export]: a script-backed tool.
+	Handler string `json:"handler,omitempty"`
+	// Mappers transform the inputs before and the results after execution.
+	Mappers *MappersConfig `json:"mappers,omitempty"`
+	// ScriptSettings override the endpoint's for this tool's scripts.
+	ScriptSettings
+
+	// noExecution is the Caddyfile error for a tool with neither use nor
+	// handler; it stands unless scripts_dir (possibly declared after the
+	// tool) may provide a handler.
+	noExecution error
+}
+
+// MappersConfig names a tool's mapper scripts (path/to/file.js[#export]).
+type MappersConfig struct {
+	Input  string `json:"input,omitempty"`
+	Output string `json:"output,omitempty"`
 }

@@ -1,9 +1,6 @@
 package caddymodule
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
 )
@@ -28,23 +25,4 @@ func connectorIdentity(c ConnectorConfig) []string {
 // A statement that does not scan lists none: the load reports it.
 func statementIdentity(statement string, c ConnectorConfig) []string {
 	return append(sqltemplate.BoundIdentity(statement), connectorIdentity(c)...)
-}
-
-// checkIdentityAtAdapt refuses in `caddy adapt` what the load would refuse
-// (checkIdentityValues, cachePolicy) of a tool taking values from the
-// caller's identity: no auth provider, or `cache shared`.
-func (h *Handler) checkIdentityAtAdapt() error {
-	for t, c := range h.toolConnectors() {
-		vals := statementIdentity(t.Statement, c)
-		if len(vals) == 0 {
-			continue
-		}
-		if t.Auth == nil && h.DefaultAuth == nil {
-			return fmt.Errorf("tool %q: the statement binds the caller's identity (%s) but the tool has no auth provider: give it an auth block or set default_auth, at %s", t.Name, strings.Join(vals, ", "), t.statementAt)
-		}
-		if t.Cache != nil && t.Cache.Shared {
-			return fmt.Errorf("tool %q: cache shared: the statement binds the caller's identity (%s), so its results differ per caller and cannot be shared; drop \"shared\" (results are then cached per identity), at %s", t.Name, strings.Join(vals, ", "), t.statementAt)
-		}
-	}
-	return nil
 }

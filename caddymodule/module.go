@@ -78,7 +78,7 @@ type Handler struct {
 	SessionKeys []string `json:"session_keys,omitempty"`
 	// ScriptSettings: script_timeout, fetch_allow, script_max_input,
 	// script_max_output and script_max_memory for every tool
-	// (caddyfile_scripts.go).
+	// (parseScriptSetting).
 	ScriptSettings
 	// CatalogOff disables the HTML tool catalog served to browsers (catalog.go).
 	CatalogOff bool `json:"catalog_off,omitempty"`

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
@@ -41,32 +40,6 @@ type RateLimitConfig struct {
 type RateLimitStoreConfig struct {
 	Redis  string `json:"redis"`
 	Prefix string `json:"prefix,omitempty"`
-}
-
-// parseRateLimit reads `rate_limit <n> per <duration> [by subject|ip|tool]`.
-func parseRateLimit(d *caddyfile.Dispenser) (*RateLimitConfig, error) {
-	args := d.RemainingArgs()
-	if len(args) != 3 && len(args) != 5 || args[1] != "per" || (len(args) == 5 && args[3] != "by") {
-		return nil, d.Errf("usage: rate_limit <n> per <duration> [by subject|ip|tool]")
-	}
-	n, err := strconv.Atoi(args[0])
-	if err != nil || n < 1 {
-		return nil, d.Errf("rate_limit: %q is not a positive number of calls", args[0])
-	}
-	per, err := caddy.ParseDuration(args[2])
-	if err != nil || per <= 0 {
-		return nil, d.Errf("rate_limit: %q is not a positive duration", args[2])
-	}
-	c := &RateLimitConfig{N: n, Period: caddy.Duration(per)}
-	if len(args) == 5 {
-		switch args[4] {
-		case "subject", "ip", "tool":
-			c.By = args[4]
-		default:
-			return nil, d.Errf("rate_limit: by %q: want subject, ip or tool", args[4])
-		}
-	}
-	return c, nil
 }
 
 func (c *RateLimitConfig) limit() ratelimit.Limit {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -18,37 +17,6 @@ import (
 // declare their capabilities (only when there are any), filter them per
 // caller and complete their arguments, and the call state that lets
 // wire.go put the documented error code on a failed read or get.
-
-// parseResourceOrPrompt reads `resource ...` or `prompt ...` into the handler.
-func (h *Handler) parseResourceOrPrompt(d *caddyfile.Dispenser) error {
-	if d.Val() == "resource" {
-		r, err := parseResource(d)
-		if err != nil {
-			return err
-		}
-		for _, other := range h.Resources {
-			if other.URI == r.URI {
-				return d.Errf("resource %q declared twice", r.URI)
-			}
-			if other.Name == r.Name {
-				return d.Errf("resources %q and %q are both named %q (set name in one of them)", other.URI, r.URI, r.Name)
-			}
-		}
-		h.Resources = append(h.Resources, r)
-		return nil
-	}
-	p, err := parsePrompt(d)
-	if err != nil {
-		return err
-	}
-	for _, other := range h.Prompts {
-		if other.Name == p.Name {
-			return d.Errf("prompt %q declared twice", p.Name)
-		}
-	}
-	h.Prompts = append(h.Prompts, p)
-	return nil
-}
 
 // provisionPrompts compiles the prompts and indexes them by name.
 func (h *Handler) provisionPrompts(repl *caddy.Replacer) error {

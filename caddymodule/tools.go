@@ -38,7 +38,7 @@ func buildTool(tc ToolConfig, conns map[string]connectorRef, repl *caddy.Replace
 	}
 
 	if tc.Use == "" {
-		// Script-backed: attachScripts (scripts.go) sets the executor.
+		// Script-backed: attachScripts sets the executor.
 		return t, nil
 	}
 	ref, ok := conns[tc.Use]
