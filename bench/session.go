@@ -26,7 +26,7 @@ var transport = &http.Transport{MaxIdleConnsPerHost: overloadCap}
 func openSession(ctx context.Context, url, version string) (*session, error) {
 	s := &session{url: url, version: version, client: &http.Client{Transport: transport}}
 	if mcp.IsModernProtocol(version) {
-		return s, nil // no handshake: each request says who the client is (modernRequest)
+		return s, nil // no handshake: each request says who the client is (sessionlessRequest)
 	}
 	body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version +
 		`","capabilities":{},"clientInfo":{"name":"edgemcp-bench","version":"1"}}}`
@@ -64,7 +64,7 @@ func (s *session) post(ctx context.Context, body string) ([]byte, http.Header, e
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if mcp.IsModernProtocol(s.version) {
-		if req, err = s.modernRequest(req, body); err != nil {
+		if req, err = s.sessionlessRequest(req, body); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -84,15 +84,15 @@ func (s *session) post(ctx context.Context, body string) ([]byte, http.Header, e
 	return out, res.Header, err
 }
 
-// modernMeta is what a request on protocol 2026-07-28 or later carries in
+// sessionlessMeta is what a request on protocol 2026-07-28 or later carries in
 // its params' _meta instead of an initialize handshake.
-const modernMeta = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"edgemcp-bench","version":"1"},"io.modelcontextprotocol/protocolVersion":`
+const sessionlessMeta = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"edgemcp-bench","version":"1"},"io.modelcontextprotocol/protocolVersion":`
 
-// modernRequest turns req (body) into a request of a protocol without
+// sessionlessRequest turns req (body) into a request of a protocol without
 // sessions (2026-07-28): the version and the client in _meta, and the
 // standard headers (Mcp-Protocol-Version, Mcp-Method, Mcp-Name) that must
 // agree with the body.
-func (s *session) modernRequest(req *http.Request, body string) (*http.Request, error) {
+func (s *session) sessionlessRequest(req *http.Request, body string) (*http.Request, error) {
 	var msg struct {
 		Method mcp.MCPMethod   `json:"method"`
 		Params json.RawMessage `json:"params"`
@@ -100,7 +100,7 @@ func (s *session) modernRequest(req *http.Request, body string) (*http.Request, 
 	if err := json.Unmarshal([]byte(body), &msg); err != nil {
 		return nil, err
 	}
-	meta := modernMeta + strconv.Quote(s.version) + "}"
+	meta := sessionlessMeta + strconv.Quote(s.version) + "}"
 	if len(msg.Params) == 0 {
 		body = body[:len(body)-1] + `,"params":{` + meta + "}}"
 	} else {

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -25,14 +26,14 @@ func (a requestAccess) Allowed(ctx context.Context, auth pipeline.Authorizer, na
 
 // Fail puts perr on the request's call state, whose writer answers it.
 func (requestAccess) Fail(ctx context.Context, perr *pipeline.Error) {
-	if st := callStateFrom(ctx); st != nil {
-		st.fail(perr)
+	if st := fastpath.CallFrom(ctx); st != nil {
+		st.Fail(perr)
 	}
 }
 
 // RequestInfo is what the pipeline's stages know of the request.
 func (requestAccess) RequestInfo(ctx context.Context) *pipeline.RequestInfo {
-	return requestInfo(ctx, callStateFrom(ctx))
+	return fastpath.RequestInfo(ctx, fastpath.CallFrom(ctx))
 }
 
 // Shown is perr as error_detail lets the client see it.

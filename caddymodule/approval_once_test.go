@@ -13,10 +13,10 @@ import (
 	storeredis "github.com/edgemcp/edgemcp/stores/redis"
 )
 
-// modernApproval is a 2026-07-28 tools/call of add-note from a client that
+// sessionlessApproval is a 2026-07-28 tools/call of add-note from a client that
 // declares elicitation; answer, when set, is the retry's inputResponses
 // and requestState.
-func modernApproval(t *testing.T, url, body, answer string) rpcResponse {
+func sessionlessApproval(t *testing.T, url, body, answer string) rpcResponse {
 	t.Helper()
 	s := &rawSession{url: url, version: "2026-07-28"}
 	meta := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}`
@@ -33,7 +33,7 @@ func modernApproval(t *testing.T, url, body, answer string) rpcResponse {
 // that accepts it.
 func acceptAnswer(t *testing.T, url, body string) string {
 	t.Helper()
-	asked := modernApproval(t, url, body, "")
+	asked := sessionlessApproval(t, url, body, "")
 	var q struct {
 		ResultType   string          `json:"resultType"`
 		RequestState string          `json:"requestState"`
@@ -81,7 +81,7 @@ func TestApprovalOnceAcrossNodes(t *testing.T) {
 		return n
 	}
 	answer := acceptAnswer(t, a.url, "once")
-	if r := modernApproval(t, a.url, "once", answer); r.Error != nil {
+	if r := sessionlessApproval(t, a.url, "once", answer); r.Error != nil {
 		t.Fatalf("the accepted call: %+v", r.Error)
 	}
 	if n := rows(); n != 1 {
@@ -89,7 +89,7 @@ func TestApprovalOnceAcrossNodes(t *testing.T) {
 	}
 	const reused = "approval: the answer was already used for a call: call again without it to be asked again"
 	for _, n := range []*node{a, b, b, a} {
-		r := modernApproval(t, n.url, "once", answer)
+		r := sessionlessApproval(t, n.url, "once", answer)
 		if r.Error == nil || r.Error.Code != -32000 || r.Error.Message != reused {
 			t.Errorf("the answer again at node %s: %+v %s, want -32000 %q", n.name, r.Error, r.Result, reused)
 		}
@@ -98,7 +98,7 @@ func TestApprovalOnceAcrossNodes(t *testing.T) {
 		t.Errorf("%d rows: a used answer ran the write again", n)
 	}
 	// A new question is a new answer, asked on B and run on A.
-	if r := modernApproval(t, a.url, "twice", acceptAnswer(t, b.url, "twice")); r.Error != nil {
+	if r := sessionlessApproval(t, a.url, "twice", acceptAnswer(t, b.url, "twice")); r.Error != nil {
 		t.Errorf("a second question: %+v", r.Error)
 	}
 	if n := rows(); n != 2 {
@@ -114,20 +114,20 @@ func TestApprovalOnceOnOneNode(t *testing.T) {
 	cfg := approvalCaddyfile(t, "")
 	g := startGateway(t, cfg, withLogFile(logFile))
 	answer := acceptAnswer(t, g.URL, "local")
-	if r := modernApproval(t, g.URL, "local", answer); r.Error != nil {
+	if r := sessionlessApproval(t, g.URL, "local", answer); r.Error != nil {
 		t.Fatalf("the accepted call: %+v", r.Error)
 	}
 	raw := g.rawSession(t, "2025-11-25")
 	if n := noteCount(t, raw); n != "1" {
 		t.Fatalf("%s notes, want 1", n)
 	}
-	if r := modernApproval(t, g.URL, "local", answer); r.Error == nil || r.Error.Code != -32000 {
+	if r := sessionlessApproval(t, g.URL, "local", answer); r.Error == nil || r.Error.Code != -32000 {
 		t.Errorf("the answer again: %+v %s", r.Error, r.Result)
 	}
 	if err := g.load(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if r := modernApproval(t, g.URL, "local", answer); r.Error == nil || r.Error.Code != -32000 {
+	if r := sessionlessApproval(t, g.URL, "local", answer); r.Error == nil || r.Error.Code != -32000 {
 		t.Errorf("the answer again after a reload: %+v %s", r.Error, r.Result)
 	}
 	if n := noteCount(t, g.rawSession(t, "2025-11-25")); n != "1" {

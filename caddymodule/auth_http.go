@@ -10,6 +10,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -108,7 +110,7 @@ func (h *Handler) refuseEndpoint(w http.ResponseWriter, r *http.Request, err err
 	} else {
 		w.Header().Set("Retry-After", "5")
 	}
-	writeJSONRPCError(w, status, pipeline.CodeStageFailed, string(pipeline.StageAuth)+": "+msg)
+	jsonrpc.WriteError(w, status, pipeline.CodeStageFailed, string(pipeline.StageAuth)+": "+msg)
 }
 
 // toolFilter shows a caller, in tools/list, only the tools it may call: the
@@ -116,10 +118,10 @@ func (h *Handler) refuseEndpoint(w http.ResponseWriter, r *http.Request, err err
 // filter to tools/call, where it would answer "tool not found"; calls are
 // let through so the auth stage refuses them with the documented -32000.
 //
-// Aliases (mcpserver.go) are never listed: each tool appears once, under
+// Aliases (serverTools) are never listed: each tool appears once, under
 // its own name.
 func (h *Handler) toolFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	if callStateFrom(ctx) != nil {
+	if fastpath.CallFrom(ctx) != nil {
 		return tools
 	}
 	if r := h.tools(); r.search != nil {

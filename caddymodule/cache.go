@@ -5,13 +5,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
@@ -103,7 +102,7 @@ func (h *Handler) provisionCache(ctx caddy.Context, tools, sourced []*pipeline.T
 	if maxTTL == 0 {
 		return nil // nothing to cache
 	}
-	cfg := cache.Config{MaxTTL: maxTTL, Logger: ctx.Slogger(), Canonicalize: canonicalNative, Encode: encodeValue}
+	cfg := cache.Config{MaxTTL: maxTTL, Logger: ctx.Slogger(), Canonicalize: jsonrpc.CanonicalNative, Encode: jsonrpc.EncodeValue}
 	if b := h.Cache; b != nil {
 		cfg.MaxSize = b.MaxSize
 		cfg.StaleIfError = time.Duration(b.StaleIfError)
@@ -207,16 +206,4 @@ func loadSharedStore(ctx caddy.Context, url string, timeout time.Duration) (pipe
 		return nil, "", fmt.Errorf("module mcp.stores.redis (%T) is not a shared store", mod)
 	}
 	return store, fmt.Sprintf("%s\x00%d", url, timeout), nil
-}
-
-// addMeta merges fields into a result's _meta (a stale cache serve says so
-// there), keeping what a native result already carries.
-func addMeta(out *mcp.CallToolResult, fields map[string]any) {
-	if out.Meta == nil {
-		out.Meta = &mcp.Meta{}
-	}
-	if out.Meta.AdditionalFields == nil {
-		out.Meta.AdditionalFields = make(map[string]any, len(fields))
-	}
-	maps.Copy(out.Meta.AdditionalFields, fields)
 }

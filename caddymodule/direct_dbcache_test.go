@@ -6,10 +6,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 )
 
 // TestDirectPathPassesCachedDBResults: a DB tool's cached result (stored
-// encoded, encodeValue) is written by the direct path as the cache holds
+// encoded, jsonrpc.EncodeValue) is written by the direct path as the cache holds
 // it, and the answer is the same bytes mcp-go's dispatcher writes for the
 // same call (with _meta, which sends it there): on the miss that fills the
 // entry and the hits after it, for each protocol version, for every type
@@ -79,7 +81,7 @@ func TestDirectPathPassesCachedDBResults(t *testing.T) {
 		if text != "a<b>&é\u2028\"}}\\n" { // SQL keeps the backslash
 			t.Errorf("%s: name %q", version, text)
 		}
-		if hasStructured := bytes.Contains(r.Result, []byte(`"structuredContent"`)); hasStructured != (version >= structuredSince) {
+		if hasStructured := bytes.Contains(r.Result, []byte(`"structuredContent"`)); hasStructured != (version >= jsonrpc.StructuredSince) {
 			t.Errorf("%s: structuredContent %v: %s", version, hasStructured, r.Result)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 )
 
 // TestDirectToolsListMatchesMCPGo: a plain tools/list is answered by the
@@ -134,8 +136,8 @@ func TestDirectToolsListLargeSpec(t *testing.T) {
 		Tools      []json.RawMessage `json:"tools"`
 		NextCursor string            `json:"nextCursor"`
 	}
-	if err := json.Unmarshal(r.Result, &page); err != nil || len(page.Tools) != toolsPageSize || page.NextCursor == "" {
-		t.Fatalf("first page: %d tools, cursor %q (%v), want %d and a cursor", len(page.Tools), page.NextCursor, err, toolsPageSize)
+	if err := json.Unmarshal(r.Result, &page); err != nil || len(page.Tools) != fastpath.PageSize || page.NextCursor == "" {
+		t.Fatalf("first page: %d tools, cursor %q (%v), want %d and a cursor", len(page.Tools), page.NextCursor, err, fastpath.PageSize)
 	}
 	cursors := []string{
 		base64.StdEncoding.EncodeToString([]byte("getItem5")),  // between two names
@@ -158,8 +160,8 @@ func TestDirectToolsListLargeSpec(t *testing.T) {
 		listed += len(page.Tools)
 		cursor = page.NextCursor
 	}
-	if listed != 1200-toolsPageSize {
-		t.Errorf("the later pages listed %d tools, want %d", listed, 1200-toolsPageSize)
+	if listed != 1200-fastpath.PageSize {
+		t.Errorf("the later pages listed %d tools, want %d", listed, 1200-fastpath.PageSize)
 	}
 	for _, cursor := range cursors {
 		direct, _ := s.post(t, `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"`+cursor+`"}}`)

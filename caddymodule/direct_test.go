@@ -49,7 +49,7 @@ func TestDirectPathMatchesMCPGo(t *testing.T) {
 					before := directCount()
 					var plain, viaMCPGo rpcResponse
 					if s.session == "" { // no session: the protocol's fields in _meta
-						plain = modernCall(t, s, i, call.tool, call.args, "")
+						plain = sessionlessCall(t, s, i, call.tool, call.args, "")
 					} else {
 						plain, _ = s.post(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, i, call.tool, call.args))
 					}
@@ -57,7 +57,7 @@ func TestDirectPathMatchesMCPGo(t *testing.T) {
 						t.Fatalf("%s %s %s: the plain request did not take the direct path", version, call.tool, call.args)
 					}
 					if s.session == "" {
-						viaMCPGo = modernCall(t, s, i, call.tool, call.args, `"io.example/other":1`)
+						viaMCPGo = sessionlessCall(t, s, i, call.tool, call.args, `"io.example/other":1`)
 					} else {
 						viaMCPGo, _ = s.post(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{}}}`, i, call.tool, call.args))
 					}
@@ -74,9 +74,9 @@ func TestDirectPathMatchesMCPGo(t *testing.T) {
 	}
 }
 
-// modernCall posts a tools/call as a client on 2026-07-28 sends it: the
+// sessionlessCall posts a tools/call as a client on 2026-07-28 sends it: the
 // protocol's fields in _meta (and extra, if any), and the standard headers.
-func modernCall(t *testing.T, s *rawSession, id int, tool, args, extra string) rpcResponse {
+func sessionlessCall(t *testing.T, s *rawSession, id int, tool, args, extra string) rpcResponse {
 	t.Helper()
 	meta := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}`
 	if extra != "" {
@@ -136,7 +136,7 @@ func TestDirectPathDeclines(t *testing.T) {
 	// Without a session (2026-07-28): anything beyond the plainest
 	// well-formed request is mcp-go's, which checks it and answers as it
 	// always would.
-	modern := &rawSession{url: g.URL, version: "2026-07-28"}
+	sessionless := &rawSession{url: g.URL, version: "2026-07-28"}
 	const (
 		version = `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
 		caps    = `"io.modelcontextprotocol/clientCapabilities":{}`
@@ -168,7 +168,7 @@ func TestDirectPathDeclines(t *testing.T) {
 		{"task", call(version+","+caps, `,"task":{"ttl":1000}`), std, 0},
 	} {
 		before := directCount()
-		r, _ := modern.postWith(t, tt.body, tt.header)
+		r, _ := sessionless.postWith(t, tt.body, tt.header)
 		if directCount() != before {
 			t.Errorf("2026-07-28 %s: answered by the direct path", tt.name)
 		}

@@ -75,7 +75,7 @@ func TestErrorDetail(t *testing.T) {
 			"Duplicate entry 'taken@example.com'", "Duplicate entry 'taken@example.com'"},
 	}
 	// call answers both ways: the direct path and, with _meta, mcp-go's
-	// dispatcher (whose error wire.go rewrites).
+	// dispatcher (whose error fastpath.Writer rewrites).
 	call := func(t *testing.T, s *rawSession, id int, f failure, viaMCPGo bool) string {
 		t.Helper()
 		args, _ := json.Marshal(f.args)

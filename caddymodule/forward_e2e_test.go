@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -171,7 +172,7 @@ func TestMCPSourceForwardsToClient(t *testing.T) {
 
 // TestMCPSourceLargeToolsList: an upstream with 1,200 tools, listed 100 a
 // page, is discovered whole, and the gateway lists it in pages of
-// toolsPageSize with nextCursor.
+// fastpath.PageSize with nextCursor.
 func TestMCPSourceLargeToolsList(t *testing.T) {
 	up := server.NewMCPServer("many", "1", server.WithPaginationLimit(100))
 	const n = 1200
@@ -209,7 +210,7 @@ func TestMCPSourceLargeToolsList(t *testing.T) {
 			t.Fatalf("tools/list page %d: %+v %s", pages, resp.Error, resp.Result)
 		}
 		pages++
-		if len(page.Tools) > toolsPageSize {
+		if len(page.Tools) > fastpath.PageSize {
 			t.Errorf("page %d holds %d tools", pages, len(page.Tools))
 		}
 		for _, tl := range page.Tools {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -34,7 +35,7 @@ func (f *inFlight) enter(w http.ResponseWriter, r *http.Request) bool {
 	f.n.Add(-1)
 	telemetry.RateLimited.WithLabelValues("concurrency", "").Inc()
 	w.Header().Set("Retry-After", "1")
-	writeJSONRPCError(w, http.StatusServiceUnavailable, pipeline.CodeStageFailed,
+	jsonrpc.WriteError(w, http.StatusServiceUnavailable, pipeline.CodeStageFailed,
 		fmt.Sprintf("busy: %d requests are being served (max_concurrent)", f.max))
 	return false
 }

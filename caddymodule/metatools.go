@@ -11,6 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/toolsearch"
 )
@@ -155,10 +157,10 @@ func (h *Handler) listSearch(ctx context.Context, r *registry, tools []mcp.Tool)
 }
 
 // metaArgs are the arguments of a meta-tool call, decoded with UseNumber
-// when the HTTP layer read them (callState).
+// when the HTTP layer read them (fastpath.Call).
 func metaArgs(ctx context.Context, req mcp.CallToolRequest) map[string]any {
-	if st := callStateFrom(ctx); st != nil && st.name == req.Params.Name && st.args != nil {
-		return st.args
+	if st := fastpath.CallFrom(ctx); st != nil && st.Name == req.Params.Name && st.Args != nil {
+		return st.Args
 	}
 	return req.GetArguments()
 }
@@ -170,8 +172,8 @@ func (h *Handler) metaFail(ctx context.Context, perr *pipeline.Error) (*mcp.Call
 	if h.ErrorMode == errorModeResult {
 		return mcp.NewToolResultError(perr.Error()), nil
 	}
-	if st := callStateFrom(ctx); st != nil {
-		st.fail(perr)
+	if st := fastpath.CallFrom(ctx); st != nil {
+		st.Fail(perr)
 	}
 	return nil, perr
 }
@@ -256,7 +258,7 @@ func (h *Handler) searchTools(ctx context.Context, req mcp.CallToolRequest) (*mc
 	if perr != nil {
 		return h.metaFail(ctx, perr)
 	}
-	x := h.tools().search
+	x := h.registryOf(ctx).search
 	if x == nil { // the registry shrank below discovery auto's threshold
 		return h.metaFail(ctx, notFound(metaSearch))
 	}
@@ -282,13 +284,13 @@ func (h *Handler) describeTool(ctx context.Context, req mcp.CallToolRequest) (*m
 	if perr != nil {
 		return h.metaFail(ctx, perr)
 	}
-	t := h.tools().engine.Lookup(name)
+	t := h.registryOf(ctx).engine.Lookup(name)
 	if t == nil || !h.callable(ctx, t) {
 		return h.metaFail(ctx, notFound(name))
 	}
 	// mcp.Tool has its own MarshalJSON, which an embedding would promote
 	// and lose the source by; the tool's JSON gets the source added.
-	raw, err := toolEntry(t)
+	raw, err := jsonrpc.ToolEntry(t)
 	if err != nil {
 		return nil, err
 	}
@@ -325,14 +327,14 @@ func (h *Handler) handleCallTool(ctx context.Context, req mcp.CallToolRequest) (
 	if perr != nil {
 		return h.metaFail(ctx, perr)
 	}
-	if t := h.tools().engine.Lookup(name); t != nil {
+	if t := h.registryOf(ctx).engine.Lookup(name); t != nil {
 		name = t.Name // an alias runs, and is logged as, its tool
 	}
-	st := callStateFrom(ctx)
-	out, perr := h.runTool(ctx, name, inner, requestInfo(ctx, st))
+	st := fastpath.CallFrom(ctx)
+	out, perr := h.runTool(ctx, name, inner, fastpath.RequestInfo(ctx, st))
 	if perr != nil {
 		if st != nil {
-			st.fail(perr)
+			st.Fail(perr)
 		}
 		return nil, perr
 	}

@@ -7,17 +7,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 	"github.com/edgemcp/edgemcp/caddymodule/redact"
 	"github.com/edgemcp/edgemcp/caddymodule/resources"
@@ -107,7 +106,7 @@ type Handler struct {
 
 	authConfig // auth providers, default_auth (auth_config.go)
 
-	live       *liveTools        // the tools now (registry.go)
+	live       *liveTools        // the tools now (registry)
 	declared   []*pipeline.Tool  // the Caddyfile's tools, as provisioned
 	sources    []loadedSource    // sources.go
 	connTypes  map[string]string // connector name → type, for telemetry
@@ -122,14 +121,12 @@ type Handler struct {
 	cacheKey   string
 	redisKey   string
 
-	limits      ratelimit.Store    // rate limit counters (ratelimit.go)
-	inFlight    *inFlight          // nil without max_concurrent (inflight.go)
-	serverInfo  mcp.Implementation // name and version, as a 2026-07-28 result's _meta says them (direct_modern.go)
-	modernMetas *modernMetas       // direct_modern.go
+	limits   ratelimit.Store // rate limit counters (ratelimit.go)
+	inFlight *inFlight       // nil without max_concurrent (inflight.go)
 
 	calls *telemetry.Recorder // opens each call's telemetry
 
-	clientSessions *clientSessions // mcp's sessions by id (direct_peer.go)
+	fast *fastpath.Server // the direct path, and the relay to mcp-go
 
 	resources    *resources.Set  // the declared resources
 	prompts      *prompts.Set    // the declared prompts
@@ -176,8 +173,6 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	if h.MaxConcurrent > 0 {
 		h.inFlight = &inFlight{max: int64(h.MaxConcurrent)}
 	}
-	h.serverInfo = mcp.Implementation{Name: h.ServerName, Version: h.ServerVersion}
-	h.modernMetas = &modernMetas{known: make(map[string]string)}
 	if h.MaxBodySize == 0 {
 		h.MaxBodySize = defaultMaxBodySize
 	}
@@ -336,12 +331,6 @@ func (h *Handler) Cleanup() error {
 		releaseConnector(key)
 	}
 	h.poolKeys = nil
-	return nil
-}
-
-// ServeHTTP serves the MCP endpoint; it never calls next.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	h.serveMCP(w, r)
 	return nil
 }
 

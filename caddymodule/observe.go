@@ -2,12 +2,11 @@ package caddymodule
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -37,45 +36,28 @@ func (h *Handler) provisionObservability(ctx caddy.Context, conns map[string]con
 	}
 }
 
-// startCall opens the telemetry of one tools/call of name (Recorder.Start)
-// and returns the context the pipeline runs in.
-func (h *Handler) startCall(ctx context.Context, name string) (context.Context, *telemetry.Call) {
-	return h.calls.Start(ctx, h.tools().obs[name], jsonrpcIDOf(ctx))
+// startCall opens the telemetry of one tools/call of the tool name of reg
+// (Recorder.Start) and returns the context the pipeline runs in.
+func (h *Handler) startCall(ctx context.Context, reg *registry, name string) (context.Context, *telemetry.Call) {
+	return h.calls.Start(ctx, reg.obs[name], jsonrpcIDOf(ctx))
 }
 
 // jsonrpcIDOf is the id of the tools/call being served (nil when not
 // known), as decoded.
 func jsonrpcIDOf(ctx context.Context) any {
-	if st := callStateFrom(ctx); st != nil {
-		return st.id
+	if st := fastpath.CallFrom(ctx); st != nil {
+		return st.ID
 	}
 	return nil
 }
 
-// respond is the response stage (encodeResult) under its own span.
-func respond(ctx context.Context, rec *telemetry.Call, res *pipeline.Result, version string) (*mcp.CallToolResult, *pipeline.Error) {
-	end := rec.Respond(ctx)
-	out, perr := encodeResult(res, version)
-	end(perr)
-	return out, perr
-}
-
-// respondRaw is respond for a Canonical or Encoded result
-// (encodeCanonical); nil, nil when respond must encode it after all.
-func (h *Handler) respondRaw(ctx context.Context, rec *telemetry.Call, res *pipeline.Result, version string) (json.RawMessage, *pipeline.Error) {
-	end := rec.Respond(ctx)
-	out, perr := encodeCanonical(res, version, &h.serverInfo)
-	end(perr)
-	return out, perr
-}
-
 // recordUnknownTool counts and logs a tools/call of a name that resolves
-// to no tool. mcp-go answers it (with the code the call state fixed), so
+// to no tool. mcp-go answers it (with the code fastpath.Writer fixes), so
 // runTool never sees it; without this an SRE would not see clients calling tools
 // that are gone. The metric label is _unknown: the name is the client's
 // text.
-func (h *Handler) recordUnknownTool(ctx context.Context, st *callState) {
-	_, rec := h.calls.Start(ctx, nil, st.id)
-	rec.SetRequested(st.name)
-	rec.Finish(ctx, st.failure())
+func (h *Handler) recordUnknownTool(ctx context.Context, st *fastpath.Call) {
+	_, rec := h.calls.Start(ctx, nil, st.ID)
+	rec.SetRequested(st.Name)
+	rec.Finish(ctx, st.Failure())
 }

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/caddymodule/redact"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -50,7 +51,7 @@ func BenchmarkCallTelemetry(b *testing.B) {
 			if perr != nil {
 				b.Fatal(perr)
 			}
-			_, _ = encodeResult(res, info.ProtocolVersion)
+			_, _ = jsonrpc.EncodeResult(res, info.ProtocolVersion)
 		}
 	})
 	run := func(b *testing.B, h *Handler, ctx context.Context) {

@@ -42,6 +42,7 @@ func unitHandler(t testing.TB, tools ...*pipeline.Tool) (*Handler, *observer.Obs
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
 	h := &Handler{logger: zap.New(core), ErrorMode: errorModeJSONRPC}
+	h.fast = h.newFastPath()
 	reg, err := h.newRegistry(tools)
 	if err != nil {
 		t.Fatal(err)
@@ -170,6 +171,7 @@ func TestCallRecordUntraced(t *testing.T) {
 	// In error_mode result the failure reaches the client as an isError
 	// result, and is still counted as the failure it is.
 	h.ErrorMode = errorModeResult
+	h.fast = h.newFastPath() // the fast path reads the settings when it is made
 	if res, perr := h.runTool(ctx, "unit-plain", nil, &pipeline.RequestInfo{}); perr != nil || res == nil || !res.IsError {
 		t.Fatalf("error_mode result: %v %v", res, perr)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/backoff"
@@ -110,7 +111,7 @@ func (h *Handler) allowEndpoint(w http.ResponseWriter, r *http.Request) bool {
 	}
 	telemetry.RateLimited.WithLabelValues("endpoint", "").Inc()
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
-	writeJSONRPCError(w, http.StatusTooManyRequests, pipeline.CodeStageFailed, fmt.Sprintf("rate limited: retry in %s", roundUp(retry)))
+	jsonrpc.WriteError(w, http.StatusTooManyRequests, pipeline.CodeStageFailed, fmt.Sprintf("rate limited: retry in %s", roundUp(retry)))
 	return false
 }
 

@@ -7,25 +7,27 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
-// registry is one version of the tool set: the engine and each tool's
-// telemetry. A source whose tools change (a refreshed document) makes a new
-// version, swapped in whole (swapTools), so that a call sees one consistent
-// set from resolution to response.
+// registry is one version of the tool set: the engine, each tool's
+// telemetry, and the fast path's share. A source whose tools change (a
+// refreshed document) makes a new version, swapped in whole (swapTools);
+// a request resolves the version once (fastpath.Server.Inspect, else
+// registryOf) and carries it to its end, so that a call sees one
+// consistent set from resolution to response.
 type registry struct {
 	engine *pipeline.Engine
 	obs    map[string]*telemetry.Tool // telemetry per tool
-	list   encodedTools               // tools/list entries, encoded on the first list (direct_list.go)
-	search *toolIndex                 // discovery search (metatools.go); nil: tools/list lists every tool
-	// headerBound: tools a modern call of which is left to mcp-go (direct_modern.go).
-	headerBound map[string]bool
-	// listings: some tool has a Listing of its own, which replaces mcp-go's
-	// entry in a tools/list answer (passthrough.go).
-	listings bool
+	search *toolIndex                 // discovery search; nil: tools/list lists every tool
+	fast   *fastpath.Tools            // what the fast path keeps of the version
 }
+
+// Tools implements fastpath.Registry.
+func (r *registry) Tools() *fastpath.Tools { return r.fast }
 
 // liveTools holds the current version; it is shared by pointer (a
 // Handler is copied by value by Caddy's module machinery).
@@ -57,12 +59,14 @@ func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &registry{engine: engine, obs: make(map[string]*telemetry.Tool, len(tools)), headerBound: headerBoundTools(tools)}
+	r := &registry{engine: engine, obs: make(map[string]*telemetry.Tool, len(tools))}
+	var meta func(string) bool
 	if searching {
 		r.search = newToolIndex(engine, h.Discovery.Pin)
+		meta = r.isMeta
 	}
+	r.fast = fastpath.NewTools(engine, meta)
 	for _, t := range tools {
-		r.listings = r.listings || t.Listing != nil
 		r.obs[t.Name] = telemetry.NewTool(t.Name, t.Source, h.connTypes[t.Source])
 	}
 	return r, nil
@@ -75,12 +79,12 @@ func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
 func (h *Handler) serverTools(r *registry) []server.ServerTool {
 	entries := make([]server.ServerTool, 0, len(r.engine.Tools())+len(r.engine.Aliases()))
 	for _, t := range r.engine.Tools() {
-		entries = append(entries, server.ServerTool{Tool: mcpTool(t), Handler: h.toolHandler(t.Name)})
+		entries = append(entries, server.ServerTool{Tool: jsonrpc.Tool(t), Handler: h.fast.ToolHandler(t.Name)})
 	}
 	for alias, t := range r.engine.Aliases() {
-		a := mcpTool(t)
+		a := jsonrpc.Tool(t)
 		a.Name = alias
-		entries = append(entries, server.ServerTool{Tool: a, Handler: h.toolHandler(t.Name)})
+		entries = append(entries, server.ServerTool{Tool: a, Handler: h.fast.ToolHandler(t.Name)})
 	}
 	if r.search != nil {
 		entries = append(entries, h.metaTools()...)
@@ -115,6 +119,6 @@ func (h *Handler) swapTools() {
 	}
 	h.setTools(r)
 	h.mcp.SetTools(h.serverTools(r)...)
-	h.refreshCatalog() // the sources' resources and prompts (upstream_catalog.go)
+	h.refreshCatalog() // the sources' resources and prompts
 	h.logger.Info("tools updated", zap.Int("tools", len(r.engine.Tools())))
 }

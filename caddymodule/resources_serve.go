@@ -10,13 +10,15 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 )
 
 // How declared resources and prompts meet mcp-go: the server options that
 // declare their capabilities (only when there are any), filter them per
 // caller and complete their arguments, and the call state that lets
-// wire.go put the documented error code on a failed read or get.
+// fastpath.Writer put the documented error code on a failed read or get.
 
 // provisionPrompts compiles the prompts and indexes them by name.
 func (h *Handler) provisionPrompts(repl *caddy.Replacer) error {
@@ -121,10 +123,10 @@ func completion(values []string) *mcp.Completion {
 // inspectRead notes a resources/read, prompts/get, completion/complete,
 // resources/subscribe or resources/unsubscribe, so that the handler's (or
 // hook's) failure reaches the wire with its own code, and a forwarded
-// request its upstream's own result (wire.go rewrites mcp-go's answer for
+// request its upstream's own result (fastpath.Writer rewrites mcp-go's answer for
 // that id); and a list whose entries include a source's own
-// (passthrough.go). Nil for anything else.
-func (h *Handler) inspectRead(body []byte, r *http.Request) *callState {
+// (fastpath.ListEntries). Nil for anything else.
+func (h *Handler) inspectRead(body []byte, r *http.Request) *fastpath.Call {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -132,18 +134,18 @@ func (h *Handler) inspectRead(body []byte, r *http.Request) *callState {
 	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
 		return nil
 	}
-	st := &callState{header: r.Header, remoteAddr: r.RemoteAddr, tls: r.TLS, rawID: msg.ID}
+	st := &fastpath.Call{Header: r.Header, RemoteAddr: r.RemoteAddr, TLS: r.TLS, RawID: msg.ID}
 	switch mcp.MCPMethod(msg.Method) {
 	case mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe:
-		st.overrides = true
+		st.Overrides = true
 	case mcp.MethodResourcesRead, mcp.MethodPromptsGet, mcp.MethodCompletionComplete:
 	case mcp.MethodToolsList, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList, mcp.MethodPromptsList:
-		if h.passOnList(st, msg.Method); st.list == nil {
+		if h.passOnList(st, msg.Method); st.List == nil {
 			return nil
 		}
 	default:
 		return nil
 	}
-	st.id = decodeID(msg.ID)
+	st.ID = jsonrpc.DecodeID(msg.ID)
 	return st
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/caddymodule/resources"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -29,8 +30,8 @@ import (
 // "resource not found", as a read would.
 //
 // mcp-go's own handler always accepts; the hooks below do the work before
-// it and a refusal replaces its empty result on the wire (wire.go,
-// callState.overrides). A session's subscriptions end with the session:
+// it and a refusal replaces its empty result on the wire (fastpath.Writer,
+// fastpath.Call.Overrides). A session's subscriptions end with the session:
 // its DELETE, its eviction (max_sessions), session_idle_timeout without a
 // request or open stream, or the end of this config (a reload).
 
@@ -86,8 +87,8 @@ func (h *Handler) refuse(ctx context.Context, err error) {
 	if !ok || perr == nil {
 		return
 	}
-	if st := callStateFrom(ctx); st != nil {
-		st.fail(perr)
+	if st := fastpath.CallFrom(ctx); st != nil {
+		st.Fail(perr)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -39,7 +41,7 @@ type upstreamCatalog struct {
 	resourceOrigin map[string]pipeline.CatalogSource
 	// The entries as the sources listed them, by URI, URI template and
 	// (the gateway's) prompt name, written in place of mcp-go's
-	// (passthrough.go).
+	// (fastpath.ListEntries).
 	resourceText map[string]json.RawMessage
 	templateText map[string]json.RawMessage
 	promptText   map[string]json.RawMessage
@@ -175,7 +177,7 @@ func (h *Handler) buildUpstreamCatalog() (*upstreamCatalog, error) {
 			prompts[p.Name] = fmt.Sprintf("prompt %q of %s", original, origin)
 			out.promptOrigin[p.Name] = upstreamPrompt{src: cs, original: original}
 			name, _ := json.Marshal(p.Name)
-			if text, err := withJSONMember(compactJSON(raw), "name", name); err == nil {
+			if text, err := jsonrpc.WithMember(compactJSON(raw), "name", name); err == nil {
 				out.promptText[p.Name] = text
 			}
 			out.prompts = append(out.prompts, server.ServerPrompt{Prompt: p, Handler: h.forwardGet(cs, original)})
@@ -281,8 +283,8 @@ func (h *Handler) forwardFailed(ctx context.Context, err error) error {
 	default:
 		perr = pipeline.Fail(pipeline.StageExecution, err, "failed")
 	}
-	if st := callStateFrom(ctx); st != nil {
-		st.fail(perr)
+	if st := fastpath.CallFrom(ctx); st != nil {
+		st.Fail(perr)
 	}
 	return perr
 }
@@ -345,9 +347,9 @@ func (h *Handler) forwardComplete(ctx context.Context, src pipeline.CatalogSourc
 }
 
 // passUpstream has the upstream's own result of the request in ctx written
-// in place of mcp-go's encoding of it (passthrough.go).
+// in place of mcp-go's encoding of it (fastpath.Call.PassUpstream).
 func passUpstream(ctx context.Context, raw json.RawMessage) {
-	if st := callStateFrom(ctx); st != nil {
-		st.passUpstream(compactJSON(raw))
+	if st := fastpath.CallFrom(ctx); st != nil {
+		st.PassUpstream(compactJSON(raw))
 	}
 }

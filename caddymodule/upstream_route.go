@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/caddymodule/resources"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -91,8 +92,8 @@ func (h *Handler) readUnlisted(ctx context.Context, req mcp.ReadResourceRequest)
 		return h.forwardRead(cs)(ctx, req)
 	}
 	perr := resources.NotFound(ctx, uri)
-	if st := callStateFrom(ctx); st != nil {
-		st.fail(perr)
+	if st := fastpath.CallFrom(ctx); st != nil {
+		st.Fail(perr)
 	}
 	return nil, perr
 }

@@ -66,7 +66,7 @@ func session(id string) conv {
 	return conv{context.Background(), &pipeline.RequestInfo{Session: id, ProtocolVersion: "2025-11-25"}}
 }
 
-func modern(subject, conversation string) conv {
+func sessionless(subject, conversation string) conv {
 	ctx := context.Background()
 	if subject != "" {
 		ctx = context.WithValue(ctx, callerKey{}, &pipeline.Identity{Provider: "sso", Subject: subject})
@@ -158,21 +158,21 @@ func TestAfterDeny(t *testing.T) {
 	ok(t, e, b, "send_mail")
 }
 
-// TestModernConversations: on 2026-07-28 the record is keyed to the
+// TestSessionlessConversations: on 2026-07-28 the record is keyed to the
 // verified caller and the client's conversation id: another caller
 // with the same id, or the same caller in another conversation, has its
 // own; a call with no conversation id, or no verified caller, cannot run
 // a guarded tool and is told why.
-func TestModernConversations(t *testing.T) {
+func TestSessionlessConversations(t *testing.T) {
 	g := newGuardrail(t, guardrail.Config{Requires: []guardrail.Requires{{Tool: "query", Needs: "describe"}}})
 	e := engine(t, g, "query", "describe")
-	ok(t, e, modern("alice", "c1"), "describe")
-	ok(t, e, modern("alice", "c1"), "query")
-	refused(t, e, modern("bob", "c1"), "query", "call describe first")
-	refused(t, e, modern("alice", "c2"), "query", "call describe first")
-	refused(t, e, modern("alice", ""), "query", "the client sent no conversation id in _meta")
-	refused(t, e, modern("", "c1"), "query", "holds only with a verified caller")
-	ok(t, e, modern("alice", ""), "describe") // unguarded tools run as ever
+	ok(t, e, sessionless("alice", "c1"), "describe")
+	ok(t, e, sessionless("alice", "c1"), "query")
+	refused(t, e, sessionless("bob", "c1"), "query", "call describe first")
+	refused(t, e, sessionless("alice", "c2"), "query", "call describe first")
+	refused(t, e, sessionless("alice", ""), "query", "the client sent no conversation id in _meta")
+	refused(t, e, sessionless("", "c1"), "query", "holds only with a verified caller")
+	ok(t, e, sessionless("alice", ""), "describe") // unguarded tools run as ever
 }
 
 // TestStoreFailsClosed: a record that cannot be read refuses the

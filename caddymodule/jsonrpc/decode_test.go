@@ -1,4 +1,4 @@
-package caddymodule
+package jsonrpc
 
 import (
 	"bytes"
@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// referenceDecodeCall is decodeCall with encoding/json alone.
-func referenceDecodeCall(body []byte) (callMessage[map[string]any], bool) {
-	var msg callMessage[map[string]any]
+// referenceDecodeCall is DecodeCall with encoding/json alone.
+func referenceDecodeCall(body []byte) (CallMessage[map[string]any], bool) {
+	var msg CallMessage[map[string]any]
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if dec.Decode(&msg) != nil {
@@ -41,7 +41,7 @@ var decodeCallSeeds = []string{
 func TestFastDecodeCall(t *testing.T) {
 	handled := 0
 	for _, s := range decodeCallSeeds {
-		var msg callMessage[map[string]any]
+		var msg CallMessage[map[string]any]
 		if fastDecodeCall([]byte(s), &msg) {
 			handled++
 			want, ok := referenceDecodeCall([]byte(s))
@@ -56,34 +56,34 @@ func TestFastDecodeCall(t *testing.T) {
 }
 
 // FuzzDecodeCall: whenever the fast reader answers, encoding/json agrees
-// with it exactly; and decodeCall always answers as encoding/json does.
+// with it exactly; and DecodeCall always answers as encoding/json does.
 func FuzzDecodeCall(f *testing.F) {
 	for _, s := range decodeCallSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		want, wantOK := referenceDecodeCall([]byte(body))
-		var fast callMessage[map[string]any]
+		var fast CallMessage[map[string]any]
 		if fastDecodeCall([]byte(body), &fast) && (!wantOK || !reflect.DeepEqual(fast, want)) {
 			t.Fatalf("fast %#v, encoding/json %#v (%v)", fast, want, wantOK)
 		}
-		var got callMessage[map[string]any]
-		ok := decodeCall([]byte(body), &got)
+		var got CallMessage[map[string]any]
+		ok := DecodeCall([]byte(body), &got)
 		if ok != wantOK || (ok && !reflect.DeepEqual(got, want)) {
-			t.Fatalf("decodeCall %#v (%v), encoding/json %#v (%v)", got, ok, want, wantOK)
+			t.Fatalf("DecodeCall %#v (%v), encoding/json %#v (%v)", got, ok, want, wantOK)
 		}
 	})
 }
 
-// BenchmarkDecodeCall: a plain call read by decodeCall (the fast reader)
+// BenchmarkDecodeCall: a plain call read by DecodeCall (the fast reader)
 // and by encoding/json alone.
 func BenchmarkDecodeCall(b *testing.B) {
 	body := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"get-user","arguments":{"id":7}}}`)
 	b.Run("fast", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			var msg callMessage[map[string]any]
-			if !decodeCall(body, &msg) {
+			var msg CallMessage[map[string]any]
+			if !DecodeCall(body, &msg) {
 				b.Fatal("not read")
 			}
 		}
@@ -110,8 +110,8 @@ func FuzzDecodeID(f *testing.F) {
 		if json.Unmarshal([]byte(raw), &want) != nil {
 			want = nil
 		}
-		if got := decodeID(json.RawMessage(raw)); fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
-			t.Errorf("decodeID(%q) = %#v, want %#v", raw, got, want)
+		if got := DecodeID(json.RawMessage(raw)); fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
+			t.Errorf("DecodeID(%q) = %#v, want %#v", raw, got, want)
 		}
 	})
 }

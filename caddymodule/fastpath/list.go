@@ -1,4 +1,4 @@
-package caddymodule
+package fastpath
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -33,7 +33,7 @@ import (
 type encodedTools struct {
 	once  sync.Once
 	tools []*pipeline.Tool // sorted by name, as mcp-go lists them
-	enc   [][]byte         // toolEntry(tools[i])
+	enc   [][]byte         // jsonrpc.ToolEntry(tools[i])
 	err   error
 }
 
@@ -42,10 +42,16 @@ func (e *encodedTools) build(engine *pipeline.Engine) {
 	slices.SortFunc(e.tools, func(a, b *pipeline.Tool) int { return strings.Compare(a.Name, b.Name) })
 	e.enc = make([][]byte, len(e.tools))
 	for i, t := range e.tools {
-		if e.enc[i], e.err = toolEntry(t); e.err != nil {
+		if e.enc[i], e.err = jsonrpc.ToolEntry(t); e.err != nil {
 			return
 		}
 	}
+}
+
+// encoded is t's tools/list entries, encoded on the first call.
+func (t *Tools) encoded() *encodedTools {
+	t.list.once.Do(func() { t.list.build(t.Engine) })
+	return &t.list
 }
 
 // plainIDs are the request ids written back as they were sent: an integer
@@ -78,8 +84,8 @@ func listCursor(params map[string]json.RawMessage) (after *string, ok bool) {
 	return &s, true
 }
 
-// answerListDirectly serves a plain tools/list and reports whether it did.
-func (h *Handler) answerListDirectly(w http.ResponseWriter, r *http.Request, body []byte) bool {
+// AnswerList serves a plain tools/list and reports whether it did.
+func (s *Server) AnswerList(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	if !bytes.Contains(body, []byte(`"tools/list"`)) {
 		return false // most requests: no second decoding of their body
 	}
@@ -97,42 +103,41 @@ func (h *Handler) answerListDirectly(w http.ResponseWriter, r *http.Request, bod
 	if !ok {
 		return false
 	}
-	if !h.directSession(r) {
+	if !s.directSession(r) {
 		return false
 	}
-	reg := h.tools()
-	if reg.search != nil {
-		return false // discovery search lists meta-tools (toolFilter, metatools.go)
+	tools := s.shell.Registry().Tools()
+	if tools.searching {
+		return false // discovery search lists meta-tools, mcp-go's
 	}
-	list := &reg.list
-	list.once.Do(func() { list.build(reg.engine) })
+	list := tools.encoded()
 	if list.err != nil {
 		return false
 	}
 	// The page, as mcp-go's listByPagination cuts it: the caller's visible
 	// tools in name order whose name sorts after the cursor's, at most
-	// toolsPageSize, and a nextCursor (the last name, base64) whenever the
+	// PageSize, and a nextCursor (the last name, base64) whenever the
 	// page is full.
 	start := 0
 	if after != nil {
 		start = sort.Search(len(list.tools), func(i int) bool { return list.tools[i].Name > *after })
 	}
-	page := make([]int, 0, min(len(list.tools)-start, toolsPageSize))
+	page := make([]int, 0, min(len(list.tools)-start, PageSize))
 	size := 64
-	filter := len(h.providers) > 0 // toolFilter: only auth hides a tool
+	filter := s.opts.ListFilter // only auth hides a tool
 	for i := start; i < len(list.tools); i++ {
 		t := list.tools[i]
-		if len(page) == toolsPageSize {
+		if len(page) == PageSize {
 			break
 		}
-		if !filter || h.callable(r.Context(), t) {
+		if !filter || s.shell.Listable(r.Context(), t) {
 			page = append(page, i)
 			size += len(list.enc[i]) + 1
 		}
 	}
 	out := make([]byte, 0, size)
 	out = append(append(append(out, `{"jsonrpc":"2.0","id":`...), msg.ID...), `,"result":{`...)
-	if len(page) == toolsPageSize {
+	if len(page) == PageSize {
 		cursor := base64.StdEncoding.EncodeToString([]byte(list.tools[page[len(page)-1]].Name))
 		out = append(append(append(out, `"nextCursor":"`...), cursor...), `",`...)
 	}
@@ -144,7 +149,7 @@ func (h *Handler) answerListDirectly(w http.ResponseWriter, r *http.Request, bod
 		out = append(out, list.enc[i]...)
 	}
 	out = append(out, "]}}\n"...)
-	telemetry.DirectLists.Inc()
+	s.opts.DirectLists.Inc()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)

@@ -1,4 +1,4 @@
-package caddymodule
+package jsonrpc
 
 import (
 	"bytes"
@@ -17,9 +17,9 @@ import (
 
 var errNotJSONObject = errors.New("not a JSON object")
 
-// jsonMembers calls fn with each member of the JSON object obj: its key and
+// Members calls fn with each member of the JSON object obj: its key and
 // the byte range of its value in obj. fn returns false to stop.
-func jsonMembers(obj []byte, fn func(key string, start, end int) bool) error {
+func Members(obj []byte, fn func(key string, start, end int) bool) error {
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return errNotJSONObject
@@ -42,9 +42,9 @@ func jsonMembers(obj []byte, fn func(key string, start, end int) bool) error {
 	return nil
 }
 
-// jsonElements calls fn with the byte range of each element of the JSON
+// Elements calls fn with the byte range of each element of the JSON
 // array arr.
-func jsonElements(arr []byte, fn func(start, end int)) error {
+func Elements(arr []byte, fn func(start, end int)) error {
 	dec := json.NewDecoder(bytes.NewReader(arr))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
 		return errors.New("not a JSON array")
@@ -60,11 +60,11 @@ func jsonElements(arr []byte, fn func(start, end int)) error {
 	return nil
 }
 
-// jsonMember is the value of key in the JSON object obj, nil when it has
+// Member is the value of key in the JSON object obj, nil when it has
 // none.
-func jsonMember(obj []byte, key string) json.RawMessage {
+func Member(obj []byte, key string) json.RawMessage {
 	var out json.RawMessage
-	_ = jsonMembers(obj, func(k string, start, end int) bool {
+	_ = Members(obj, func(k string, start, end int) bool {
 		if k == key {
 			out = obj[start:end]
 			return false
@@ -74,11 +74,11 @@ func jsonMember(obj []byte, key string) json.RawMessage {
 	return out
 }
 
-// withJSONMember is obj with the value of key replaced by val, or with
+// WithMember is obj with the value of key replaced by val, or with
 // key: val added at its end when obj has no such key.
-func withJSONMember(obj []byte, key string, val []byte) ([]byte, error) {
+func WithMember(obj []byte, key string, val []byte) ([]byte, error) {
 	at, to := -1, -1
-	err := jsonMembers(obj, func(k string, start, end int) bool {
+	err := Members(obj, func(k string, start, end int) bool {
 		if k == key {
 			at, to = start, end
 			return false
@@ -89,7 +89,7 @@ func withJSONMember(obj []byte, key string, val []byte) ([]byte, error) {
 		return nil, err
 	}
 	if at >= 0 {
-		return splice(obj, at, to, val), nil
+		return Splice(obj, at, to, val), nil
 	}
 	k, _ := json.Marshal(key)
 	closing := bytes.LastIndexByte(obj, '}')
@@ -103,25 +103,25 @@ func withJSONMember(obj []byte, key string, val []byte) ([]byte, error) {
 	return append(out, obj[closing:]...), nil
 }
 
-// splice is b with b[start:end] replaced by val, in a new slice.
-func splice(b []byte, start, end int, val []byte) []byte {
+// Splice is b with b[start:end] replaced by val, in a new slice.
+func Splice(b []byte, start, end int, val []byte) []byte {
 	out := make([]byte, 0, len(b)-(end-start)+len(val))
 	out = append(append(append(out, b[:start]...), val...), b[end:]...)
 	return out
 }
 
-// mergeResult is the upstream's result as it sent it, with the members of
+// MergeResult is the upstream's result as it sent it, with the members of
 // mcp-go's encoding of it that it lacks (on 2026-07-28, resultType and
 // the server's _meta entries) added, so that the protocol's decoration
 // stays while nothing of the upstream's is lost.
-func mergeResult(upstream, ours []byte) ([]byte, error) {
+func MergeResult(upstream, ours []byte) ([]byte, error) {
 	out := upstream
 	var ourMeta json.RawMessage
 	var missing [][2][]byte
-	err := jsonMembers(ours, func(key string, start, end int) bool {
+	err := Members(ours, func(key string, start, end int) bool {
 		if key == "_meta" {
 			ourMeta = ours[start:end]
-		} else if jsonMember(upstream, key) == nil {
+		} else if Member(upstream, key) == nil {
 			missing = append(missing, [2][]byte{[]byte(key), ours[start:end]})
 		}
 		return true
@@ -130,27 +130,27 @@ func mergeResult(upstream, ours []byte) ([]byte, error) {
 		return nil, err
 	}
 	for _, m := range missing {
-		if out, err = withJSONMember(out, string(m[0]), m[1]); err != nil {
+		if out, err = WithMember(out, string(m[0]), m[1]); err != nil {
 			return nil, err
 		}
 	}
 	if ourMeta == nil {
 		return out, nil
 	}
-	meta := jsonMember(out, "_meta")
+	meta := Member(out, "_meta")
 	if meta == nil {
-		return withJSONMember(out, "_meta", ourMeta)
+		return WithMember(out, "_meta", ourMeta)
 	}
 	merged := meta
 	var addErr error
-	err = jsonMembers(ourMeta, func(key string, start, end int) bool {
-		if jsonMember(merged, key) == nil {
-			merged, addErr = withJSONMember(merged, key, ourMeta[start:end])
+	err = Members(ourMeta, func(key string, start, end int) bool {
+		if Member(merged, key) == nil {
+			merged, addErr = WithMember(merged, key, ourMeta[start:end])
 		}
 		return addErr == nil
 	})
 	if err = cmp.Or(err, addErr); err != nil {
 		return nil, err
 	}
-	return withJSONMember(out, "_meta", merged)
+	return WithMember(out, "_meta", merged)
 }

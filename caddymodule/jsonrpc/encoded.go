@@ -1,4 +1,4 @@
-package caddymodule
+package jsonrpc
 
 import (
 	"bytes"
@@ -14,23 +14,20 @@ import (
 // structuredContent, each scanned again when the result was marshalled).
 
 // structuredResults is what mcp-go writes between a Value result's content
-// and its structuredContent's value (encodeResult): its keys sorted,
+// and its structuredContent's value (EncodeResult): its keys sorted,
 // structuredContent last when there is no isError.
 const structuredResults = `,"structuredContent":{"results":`
 
-// preStructured is a protocol version without structuredContent.
-const preStructured = "2025-03-26"
-
-// encodeValue is cache.Config.Encode: a Value result's JSON encoded once
+// EncodeValue is cache.Config.Encode: a Value result's JSON encoded once
 // as the gateway writes it to a client with structuredContent (valueResult),
 // and where value sits in it, so that encodedFor can write either form
 // from the one stored.
-func encodeValue(value json.RawMessage) (json.RawMessage, int, bool) {
+func EncodeValue(value json.RawMessage) (json.RawMessage, int, bool) {
 	enc, at := valueResult(value)
 	return enc, at, true
 }
 
-// valueResult is what encodeResult and mcp-go's marshalling make of a
+// valueResult is what EncodeResult and mcp-go's marshalling make of a
 // Value result whose JSON is text (compact and HTML-escaped, as
 // json.Marshal writes it), for a client with structuredContent:
 //
@@ -52,11 +49,10 @@ func valueResult(text []byte) (json.RawMessage, int) {
 // textContentOpen opens a result of one text block, as mcp-go writes it.
 const textContentOpen = `{"content":[{"type":"text","text":`
 
-// encodedValueResult is res with its Value encoded for the direct path
+// EncodedValueResult is res with its Value encoded for the direct path
 // (valueResult), so that it is written as an Encoded result is; res itself
-// when it is not a plain Value result or does not encode (encodeResult
-// then says why).
-func encodedValueResult(res *pipeline.Result) *pipeline.Result {
+// when it is not a plain Value result or does not encode (EncodeResult// then says why).
+func EncodedValueResult(res *pipeline.Result) *pipeline.Result {
 	if res.Native != nil || res.Canonical || res.Encoded != nil {
 		return res
 	}
@@ -78,7 +74,7 @@ func encodedValueResult(res *pipeline.Result) *pipeline.Result {
 // the Value is then encoded as usual.
 func encodedFor(res *pipeline.Result, version string) json.RawMessage {
 	enc, cut := storedEncoding(res)
-	if enc == nil || version >= structuredSince {
+	if enc == nil || version >= StructuredSince {
 		return enc
 	}
 	out := make([]byte, cut+1)
@@ -88,7 +84,7 @@ func encodedFor(res *pipeline.Result, version string) json.RawMessage {
 }
 
 // storedEncoding is res.Encoded and where structuredResults starts in it,
-// when it has the shape encodeValue made; nil otherwise.
+// when it has the shape EncodeValue made; nil otherwise.
 func storedEncoding(res *pipeline.Result) (json.RawMessage, int) {
 	enc := res.Encoded
 	value, ok := res.Value.(json.RawMessage)

@@ -1,16 +1,13 @@
-package caddymodule
+package fastpath
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"mime"
 	"net/http"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -22,7 +19,7 @@ import (
 // protocol version with sessions (2025-03-26 … 2025-11-25), a plain JSON
 // request without _meta (no progress token, no 2026-07-28 fields), a known
 // tool that asks for no approval and, if it may talk to the client while it
-// runs, can say all it could there (direct_peer.go), and a client that
+// runs, can say all it could there (directPeer), and a client that
 // accepts a JSON answer. Everything else, including every failure to
 // validate, goes through mcp-go, which answers it as it always would. The
 // answer is the same bytes mcp-go would write (the tests compare both paths).
@@ -31,11 +28,11 @@ import (
 var sessionVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
 
 // directSession reports whether r may be answered on a direct path (a call
-// here, a tools/list in direct_list.go): a protocol version with sessions,
+// here, a tools/list in AnswerList): a protocol version with sessions,
 // JSON in and out, and a session id of this caller's that was not ended
-// (admitSession's verdict).
-func (h *Handler) directSession(r *http.Request) bool {
-	return sessionVersions[r.Header.Get("Mcp-Protocol-Version")] && jsonExchange(r) && sessionCheckOf(r).live()
+// (Shell.SessionLive).
+func (s *Server) directSession(r *http.Request) bool {
+	return sessionVersions[r.Header.Get("Mcp-Protocol-Version")] && jsonExchange(r) && s.shell.SessionLive(r)
 }
 
 // jsonExchange: a JSON request from a client that takes a JSON answer.
@@ -51,49 +48,50 @@ func jsonExchange(r *http.Request) bool {
 	return true
 }
 
-// answerDirectly serves st when it qualifies and reports whether it did.
-func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *callState) bool {
-	if !st.direct {
+// Answer serves c when it qualifies and reports whether it did. r's
+// context carries c (WithCall).
+func (s *Server) Answer(w http.ResponseWriter, r *http.Request, c *Call) bool {
+	if c == nil || !c.direct {
 		return false
 	}
-	if st.modern != "" { // no session: the request itself was checked (direct_modern.go)
+	if c.sessionless != "" { // no session: the request itself was checked (sessionlessVersion)
 		if !jsonExchange(r) {
 			return false
 		}
-	} else if !h.directSession(r) {
+	} else if !s.directSession(r) {
 		return false
 	}
-	reg := h.tools()
-	tool := reg.engine.Lookup(st.name)
+	tools := c.Registry.Tools()
+	tool := tools.Engine.Lookup(c.Name)
 	if tool == nil || tool.Approval != nil {
 		return false
 	}
-	// A modern client cannot be asked anything while a call runs, and an
-	// input bound to a header is checked by mcp-go.
-	if st.modern != "" && (tool.Interactive || reg.headerBound[tool.Name]) {
+	// A sessionless client cannot be asked anything while a call runs, and
+	// an input bound to a header is checked by mcp-go.
+	if c.sessionless != "" && (tool.Interactive || tools.headerBound[tool.Name]) {
 		return false
 	}
 	ctx := r.Context()
 	var peer *directPeer
-	if tool.Interactive { // direct_peer.go
-		if peer = h.directPeerFor(w, r); peer == nil {
+	if tool.Interactive {
+		if peer = s.directPeerFor(w, r); peer == nil {
 			return false
 		}
 		ctx = pipeline.WithPeer(ctx, peer)
 	}
-	args := st.args
+	args := c.Args
 	if args == nil {
 		args = map[string]any{}
 	}
-	telemetry.DirectCalls.Inc()
+	s.opts.DirectCalls.Inc()
 	// A Canonical result (a cache hit of a source's result) or an Encoded
 	// one (a DB tool's cache hit) is written as the bytes it is (for a
-	// modern client, with what mcp-go adds spliced in); any other is
+	// sessionless client, with what mcp-go adds spliced in); any other is
 	// encoded here, as mcp-go would.
-	res, raw, perr := h.callTool(ctx, tool.Name, args, requestInfo(ctx, st), true)
+	res, raw, perr := s.callTool(ctx, c.Registry, tool.Name, args, RequestInfo(ctx, c), true)
 	if res != nil && perr == nil {
-		if st.modern != "" {
-			h.decorateModern(res)
+		if c.sessionless != "" {
+			jsonrpc.DecorateSessionless(res, &s.opts.ServerInfo)
 		}
 		b, err := json.Marshal(res)
 		if err != nil {
@@ -106,14 +104,9 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 	}
 	var msg []byte // the JSON-RPC response, as json.Encoder writes it
 	if perr != nil {
-		msg, _ = json.Marshal(struct {
-			JSONRPC string                   `json:"jsonrpc"`
-			ID      json.RawMessage          `json:"id"`
-			Error   *mcp.JSONRPCErrorDetails `json:"error"`
-		}{"2.0", st.rawID, errorObject(perr)})
-		msg = append(msg, '\n')
+		msg = jsonrpc.ErrorMessage(c.RawID, perr)
 	} else {
-		msg = resultMessage(st.rawID, raw)
+		msg = jsonrpc.ResultMessage(c.RawID, raw)
 	}
 	if peer != nil && peer.answer(json.RawMessage(msg)) {
 		return true // the answer became an event stream
@@ -122,21 +115,6 @@ func (h *Handler) answerDirectly(w http.ResponseWriter, r *http.Request, st *cal
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(msg)
 	return true
-}
-
-// resultMessage is the JSON-RPC response carrying result, as
-// json.Encoder writes it (id HTML-escaped, a newline at the end), put
-// together without encoding/json going over the result again: it was
-// encoded by json.Marshal (compact, HTML-escaped) here or when cached.
-func resultMessage(id, result json.RawMessage) []byte {
-	var b bytes.Buffer
-	b.Grow(len(result) + len(id) + 40)
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	json.HTMLEscape(&b, id)
-	b.WriteString(`,"result":`)
-	b.Write(result)
-	b.WriteString("}\n")
-	return b.Bytes()
 }
 
 // acceptsJSON: streamable HTTP clients send "application/json,

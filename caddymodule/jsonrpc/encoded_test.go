@@ -1,4 +1,4 @@
-package caddymodule
+package jsonrpc
 
 import (
 	"bytes"
@@ -11,8 +11,8 @@ import (
 )
 
 // TestEncodedValueIsMCPGoEncoding: a Value result encoded once
-// (encodeValue) and written from that encoding (encodeCanonical) is byte
-// for byte what encoding the value per answer gives (encodeResult, the
+// (EncodeValue) and written from that encoding (EncodeCanonical) is byte
+// for byte what encoding the value per answer gives (EncodeResult, the
 // mcp-go path), for a client with structuredContent and one without, with
 // a stale serve's _meta and without, whatever the value holds.
 func TestEncodedValueIsMCPGoEncoding(t *testing.T) {
@@ -25,25 +25,25 @@ func TestEncodedValueIsMCPGoEncoding(t *testing.T) {
 		`{"rows":[1.5,2e3,-0]}`,
 	}
 	metas := []map[string]any{nil, {"edgemcp/cache": map[string]any{"status": "stale", "age_seconds": int64(12)}}}
-	server := &Handler{serverInfo: mcp.Implementation{Name: "gw", Version: "1.2.3"}}
+	server := &mcp.Implementation{Name: "gw", Version: "1.2.3"}
 	for _, v := range values {
 		value, _ := json.Marshal(json.RawMessage(v)) // as the cache stores it
-		enc, at, ok := encodeValue(value)
+		enc, at, ok := EncodeValue(value)
 		if !ok || !bytes.Equal(enc[at:at+len(value)], value) {
 			t.Fatalf("%s: not encoded (%v) or value not at %d", v, ok, at)
 		}
 		for _, version := range []string{"2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {
 			for _, meta := range metas {
-				got, perr := encodeCanonical(&pipeline.Result{Value: json.RawMessage(value), Encoded: enc, Meta: meta}, version, &server.serverInfo)
+				got, perr := EncodeCanonical(&pipeline.Result{Value: json.RawMessage(value), Encoded: enc, Meta: meta}, version, server)
 				if perr != nil || got == nil {
 					t.Fatalf("%s %s: %s %v", v, version, got, perr)
 				}
-				res, perr := encodeResult(&pipeline.Result{Value: json.RawMessage(value), Meta: meta}, version)
+				res, perr := EncodeResult(&pipeline.Result{Value: json.RawMessage(value), Meta: meta}, version)
 				if perr != nil {
 					t.Fatal(perr)
 				}
 				if mcp.IsModernProtocol(version) {
-					server.decorateModern(res) // as the direct path and mcp-go do
+					DecorateSessionless(res, server) // as the direct path and mcp-go do
 				}
 				want, _ := json.Marshal(res)
 				if !bytes.Equal(got, want) {
@@ -57,7 +57,7 @@ func TestEncodedValueIsMCPGoEncoding(t *testing.T) {
 	value := json.RawMessage(`[1]`)
 	for _, bad := range []string{`{"w":[1]}`, `{"content":[],"structuredContent":{"results":[2]}}`, `}}`} {
 		for _, version := range []string{"2025-11-25", "2026-07-28"} {
-			if got, perr := encodeCanonical(&pipeline.Result{Value: value, Encoded: json.RawMessage(bad)}, version, &server.serverInfo); got != nil || perr != nil {
+			if got, perr := EncodeCanonical(&pipeline.Result{Value: value, Encoded: json.RawMessage(bad)}, version, server); got != nil || perr != nil {
 				t.Errorf("%s %s used: %s %v", version, bad, got, perr)
 			}
 		}
@@ -65,28 +65,28 @@ func TestEncodedValueIsMCPGoEncoding(t *testing.T) {
 }
 
 // FuzzValueResult: a DB tool's rows written by the direct path
-// (encodedValueResult, then encodeCanonical) are byte for byte what
-// encodeResult and mcp-go's marshalling make of them, for every protocol
+// (EncodedValueResult, then EncodeCanonical) are byte for byte what
+// EncodeResult and mcp-go's marshalling make of them, for every protocol
 // version, whatever the rows hold.
 func FuzzValueResult(f *testing.F) {
 	f.Add("name", "a\u003cb\u003e\u0026é\u2028", int64(9007199254740993))
 	f.Add(`"}}`, "\x00\xff", int64(-1))
 	f.Add("", `{"structuredContent":{"results":[1]}}`, int64(0))
-	server := &Handler{serverInfo: mcp.Implementation{Name: "gw", Version: "1.2.3"}}
+	server := &mcp.Implementation{Name: "gw", Version: "1.2.3"}
 	f.Fuzz(func(t *testing.T, column, text string, n int64) {
 		rows := &pipeline.Rows{Columns: []string{"id", column, "n"}, Values: [][]any{{int64(1), text, n}, {nil, true, column}}}
 		for _, version := range []string{"2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {
-			res := encodedValueResult(&pipeline.Result{Value: rows})
-			got, perr := encodeCanonical(res, version, &server.serverInfo)
+			res := EncodedValueResult(&pipeline.Result{Value: rows})
+			got, perr := EncodeCanonical(res, version, server)
 			if perr != nil || got == nil {
 				t.Fatalf("%s: %s %v", version, got, perr)
 			}
-			out, perr := encodeResult(&pipeline.Result{Value: rows}, version)
+			out, perr := EncodeResult(&pipeline.Result{Value: rows}, version)
 			if perr != nil {
 				t.Fatal(perr)
 			}
 			if mcp.IsModernProtocol(version) {
-				server.decorateModern(out)
+				DecorateSessionless(out, server)
 			}
 			want, _ := json.Marshal(out)
 			if !bytes.Equal(got, want) {
@@ -105,15 +105,15 @@ func BenchmarkValueResult(b *testing.B) {
 		Values: [][]any{{int64(4711), "user 4711", "user4711@example.com", "2026-01-02T03:04:05.123456Z"}}}
 	b.Run("direct", func(b *testing.B) {
 		for b.Loop() {
-			res := encodedValueResult(&pipeline.Result{Value: rows})
-			if out, perr := encodeCanonical(res, "2025-06-18", nil); out == nil || perr != nil {
+			res := EncodedValueResult(&pipeline.Result{Value: rows})
+			if out, perr := EncodeCanonical(res, "2025-06-18", nil); out == nil || perr != nil {
 				b.Fatal(perr)
 			}
 		}
 	})
 	b.Run("mcp-go", func(b *testing.B) {
 		for b.Loop() {
-			out, _ := encodeResult(&pipeline.Result{Value: rows}, "2025-06-18")
+			out, _ := EncodeResult(&pipeline.Result{Value: rows}, "2025-06-18")
 			if _, err := json.Marshal(out); err != nil {
 				b.Fatal(err)
 			}

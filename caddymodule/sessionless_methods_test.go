@@ -10,13 +10,13 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// TestModernUnsupportedMethod: on 2026-07-28 a method the endpoint does
+// TestSessionlessUnsupportedMethod: on 2026-07-28 a method the endpoint does
 // not serve (prompts/list with no prompt) is answered as the protocol and
 // mcp-go's own server answer it: HTTP 404 with the JSON-RPC error -32601
 // (docs/caddyfile.md, Errors). That protocol has no session, so nothing ends: mcp-go's
 // client reports the 404 as "session terminated" but its next request
 // works. An unknown tool keeps -32601 with HTTP 400.
-func TestModernUnsupportedMethod(t *testing.T) {
+func TestSessionlessUnsupportedMethod(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir+"/one.js", "export default function () { return 1 }")
 	g := startGateway(t, `SITE {
@@ -33,7 +33,7 @@ func TestModernUnsupportedMethod(t *testing.T) {
 	if r.Status != http.StatusNotFound || r.Error == nil || r.Error.Code != mcp.METHOD_NOT_FOUND {
 		t.Errorf("prompts/list on 2026-07-28: status %d, error %+v; want 404 with -32601", r.Status, r.Error)
 	}
-	if r := modernCall(t, s, 2, "nope", `{}`, ""); r.Status != http.StatusBadRequest || r.Error == nil || r.Error.Code != mcp.METHOD_NOT_FOUND {
+	if r := sessionlessCall(t, s, 2, "nope", `{}`, ""); r.Status != http.StatusBadRequest || r.Error == nil || r.Error.Code != mcp.METHOD_NOT_FOUND {
 		t.Errorf("unknown tool on 2026-07-28: status %d, error %+v; want 400 with -32601", r.Status, r.Error)
 	}
 

@@ -1,4 +1,4 @@
-package caddymodule
+package fastpath
 
 import (
 	"context"
@@ -16,15 +16,15 @@ import (
 
 // A tool that talks to its client while it runs (a proxied MCP tool passing
 // on its upstream's progress, log messages, sampling, elicitation and roots
-// requests: README, Sources: MCP servers) finds the client in its context as
-// a pipeline.Peer. mcpPeer is that peer on an mcp-go session; a call on
-// the direct path has a directPeer instead (direct_peer.go), and only when
-// all such a tool could send fits that path's answer.
+// requests: docs/sources.md, MCP servers) finds the client in its context
+// as a pipeline.Peer. mcpPeer is that peer on an mcp-go session; a call on
+// the direct path has a directPeer instead, and only when all such a tool
+// could send fits that path's answer.
 
 // withPeer returns ctx carrying the calling session as the call's peer,
 // when the call has a session, and the function to run before the
 // handler returns its result.
-func withPeer(ctx context.Context, req mcp.CallToolRequest, sessions *clientSessions) (context.Context, func()) {
+func withPeer(ctx context.Context, req mcp.CallToolRequest, sessions *ClientSessions) (context.Context, func()) {
 	srv := server.ServerFromContext(ctx)
 	sess := server.ClientSessionFromContext(ctx)
 	if srv == nil || sess == nil {
@@ -63,7 +63,7 @@ type mcpPeer struct {
 	ctx      context.Context
 	srv      *server.MCPServer
 	sess     server.ClientSession
-	sessions *clientSessions // which sessions set a log level
+	sessions *ClientSessions // which sessions set a log level
 	token    mcp.ProgressToken
 	sent     atomic.Bool // a notification was queued
 }
@@ -102,7 +102,7 @@ func (p *mcpPeer) Log(level string, params map[string]any) error {
 // by the level the session set with logging/setLevel. A session that set
 // none gets every message the server chose to send, as it would directly
 // (mcp-go's own default would hold back everything below error).
-func (c *clientSessions) logPasses(ctx context.Context, sess server.ClientSession, level mcp.LoggingLevel) bool {
+func (c *ClientSessions) logPasses(ctx context.Context, sess server.ClientSession, level mcp.LoggingLevel) bool {
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
 		return info.LogLevel != "" && level.ShouldSendTo(info.LogLevel)
 	}

@@ -1,7 +1,6 @@
-package caddymodule
+package jsonrpc
 
 import (
-	"encoding/json"
 	"testing"
 )
 
@@ -17,12 +16,12 @@ func TestWithJSONMember(t *testing.T) {
 		{`{ }`, "name", `"n"`, `{"name":"n"}`},
 		{`{"name":123.50e1,"z":null}`, "name", `"n"`, `{"name":"n","z":null}`},
 	} {
-		got, err := withJSONMember([]byte(c.in), c.key, []byte(c.val))
+		got, err := WithMember([]byte(c.in), c.key, []byte(c.val))
 		if err != nil || string(got) != c.want {
-			t.Errorf("withJSONMember(%s, %s, %s) = %s, %v; want %s", c.in, c.key, c.val, got, err, c.want)
+			t.Errorf("WithMember(%s, %s, %s) = %s, %v; want %s", c.in, c.key, c.val, got, err, c.want)
 		}
 	}
-	if _, err := withJSONMember([]byte(`[1]`), "a", []byte(`1`)); err == nil {
+	if _, err := WithMember([]byte(`[1]`), "a", []byte(`1`)); err == nil {
 		t.Error("an array is not an object")
 	}
 }
@@ -38,22 +37,9 @@ func TestMergeResult(t *testing.T) {
 			`{"_meta":{"a":1,"io.x/server":{"n":1}},"contents":[],"resultType":"complete"}`},
 		{`{"contents":[]}`, `{"_meta":{"s":1},"contents":[]}`, `{"contents":[],"_meta":{"s":1}}`},
 	} {
-		got, err := mergeResult([]byte(c.up), []byte(c.ours))
+		got, err := MergeResult([]byte(c.up), []byte(c.ours))
 		if err != nil || string(got) != c.want {
-			t.Errorf("mergeResult(%s, %s) = %s, %v; want %s", c.up, c.ours, got, err, c.want)
+			t.Errorf("MergeResult(%s, %s) = %s, %v; want %s", c.up, c.ours, got, err, c.want)
 		}
-	}
-}
-
-// TestListEntriesReplace: the entries a source gave text for are written
-// as that text, in mcp-go's order; the others stay mcp-go's.
-func TestListEntriesReplace(t *testing.T) {
-	l := &listEntries{key: "tools", idField: "name", entry: mapEntry(map[string]json.RawMessage{
-		"b": []byte(`{"name":"b","_meta":{"ui":{"resourceUri":"ui://b"}},"inputSchema":{"type":"object"}}`),
-	})}
-	got, err := l.replace([]byte(`{"nextCursor":"x","tools":[{"name":"a","annotations":{}},{"name":"b","annotations":{}}]}`))
-	want := `{"nextCursor":"x","tools":[{"name":"a","annotations":{}},{"name":"b","_meta":{"ui":{"resourceUri":"ui://b"}},"inputSchema":{"type":"object"}}]}`
-	if err != nil || string(got) != want {
-		t.Errorf("got %s, %v\nwant %s", got, err, want)
 	}
 }

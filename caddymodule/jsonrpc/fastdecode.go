@@ -1,4 +1,4 @@
-package caddymodule
+package jsonrpc
 
 import (
 	"encoding/json"
@@ -7,16 +7,16 @@ import (
 )
 
 // fastDecodeCall reads the common shape of a JSON-RPC request without
-// encoding/json's reflection: decodeCall cost a cache hit about 3 µs and
-// two dozen allocations of its ~50 µs (README "Limits, cost per call,
+// encoding/json's reflection: DecodeCall cost a cache hit about 3 µs and
+// two dozen allocations of its ~50 µs (docs/benchmarks.md, "Limits, cost per call,
 // scale and overload"). It handles only what it can read exactly as
 // encoding/json with UseNumber would: known keys spelled exactly, once
 // each; strings without escapes; ids that are numbers or strings. For
-// anything else it reports false and decodeCall reads the body with
+// anything else it reports false and DecodeCall reads the body with
 // encoding/json, which decides. When it reports true, msg is what
 // encoding/json gives and the body is one JSON value whose arguments are
 // an object, null or absent (FuzzDecodeCall compares the two).
-func fastDecodeCall(body []byte, msg *callMessage[map[string]any]) bool {
+func fastDecodeCall(body []byte, msg *CallMessage[map[string]any]) bool {
 	d := fastDecoder{b: body}
 	if !d.object(func(key string) bool {
 		switch key {

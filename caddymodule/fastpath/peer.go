@@ -1,4 +1,4 @@
-package caddymodule
+package fastpath
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 // A tool that may talk to its client (a proxied MCP tool) usually says
 // nothing while it runs: most calls are a request and its result. So such
-// a call may take the direct path (direct.go) too, with a directPeer in
+// a call may take the direct path (Server.Answer) too, with a directPeer in
 // place of mcp-go's session, when all it could send fits the POST's own
 // answer: its log messages (as mcp-go sends them, they upgrade the answer
 // to an event stream, the result being its last event), and no request
@@ -22,15 +22,16 @@ import (
 // progress either: a call with a progress token carries _meta, which the
 // direct path leaves to mcp-go.
 
-// clientSessions are the initialized sessions of the endpoint's mcp-go
-// server, by id, recorded by its session hooks: mcp-go does not look its
-// sessions up for others.
-type clientSessions struct {
+// ClientSessions are the initialized sessions of the endpoint's mcp-go
+// server, by id, recorded by its session hooks (Hooks): mcp-go does not
+// look its sessions up for others.
+type ClientSessions struct {
 	m       sync.Map
 	leveled sync.Map // ids of the sessions that set a log level (logPasses)
 }
 
-func (c *clientSessions) hooks(hooks *server.Hooks) {
+// Hooks adds the hooks that keep c.
+func (c *ClientSessions) Hooks(hooks *server.Hooks) {
 	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) { c.m.Store(s.SessionID(), s) })
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
 		c.m.CompareAndDelete(s.SessionID(), s)
@@ -43,7 +44,7 @@ func (c *clientSessions) hooks(hooks *server.Hooks) {
 	})
 }
 
-func (c *clientSessions) get(id string) server.ClientSession {
+func (c *ClientSessions) get(id string) server.ClientSession {
 	s, _ := c.m.Load(id)
 	cs, _ := s.(server.ClientSession)
 	return cs
@@ -53,12 +54,12 @@ func (c *clientSessions) get(id string) server.ClientSession {
 // when the call must go through mcp-go: its session is unknown to this
 // server (begun before a reload), the client could answer a request, or
 // it cannot read an event stream.
-func (h *Handler) directPeerFor(w http.ResponseWriter, r *http.Request) *directPeer {
-	sess := h.clientSessions.get(r.Header.Get("Mcp-Session-Id"))
+func (s *Server) directPeerFor(w http.ResponseWriter, r *http.Request) *directPeer {
+	sess := s.sessions.get(r.Header.Get("Mcp-Session-Id"))
 	if sess == nil || takesRequests(sessionCapabilities(sess)) || !acceptsEventStream(r) {
 		return nil
 	}
-	return &directPeer{w: w, srv: h.mcp, sess: sess, sessions: h.clientSessions}
+	return &directPeer{w: w, srv: s.mcp, sess: sess, sessions: s.sessions}
 }
 
 // directPeer is a direct call's downstream client (pipeline.Peer).
@@ -66,7 +67,7 @@ type directPeer struct {
 	w        http.ResponseWriter
 	srv      *server.MCPServer
 	sess     server.ClientSession
-	sessions *clientSessions
+	sessions *ClientSessions
 
 	mu       sync.Mutex
 	upgraded bool // the answer is an event stream

@@ -1,0 +1,74 @@
+package fastpath
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	"github.com/edgemcp/edgemcp/pipeline"
+)
+
+// Call is what the HTTP layer knows about one request mcp-go may see: a
+// tools/call (Inspect) or a resources/read (the shell's). It travels in
+// the request's context (CallFrom), so that the handlers mcp-go runs
+// record their failure here and the Writer turns mcp-go's answer into the
+// gateway's.
+type Call struct {
+	ID    any             // the JSON-RPC id, decoded
+	RawID json.RawMessage // as sent, for a direct answer
+	Name  string          // the tool's name, as the client gave it
+	// Args are the arguments decoded with UseNumber: integers beyond 2^53
+	// stay exact (mcp-go's own decoding makes them float64).
+	Args       map[string]any
+	Header     http.Header
+	RemoteAddr string
+	TLS        *tls.ConnectionState
+	// Registry is the tool set the call resolved, once, in Inspect: the
+	// call sees it from resolution to response, whatever swaps after.
+	Registry Registry
+	// Overrides: a failure replaces even a result (resources/subscribe,
+	// whose mcp-go handler always succeeds: the shell refuses in a hook).
+	Overrides bool
+	// List is how the entries of a list answer are replaced by a
+	// source's own text (ListEntries); nil: mcp-go's entries stay.
+	List *ListEntries
+
+	direct bool // plain enough to be answered without mcp-go
+	// sessionless is the protocol version of a direct call on the
+	// sessionless protocol (2026-07-28 and later); "" on a session.
+	sessionless string
+
+	mu       sync.Mutex
+	err      *pipeline.Error
+	upstream json.RawMessage // the upstream's own result of a forwarded request
+}
+
+// Fail records the request's failure: the Writer writes it in place of
+// mcp-go's answer.
+func (c *Call) Fail(e *pipeline.Error) {
+	c.mu.Lock()
+	c.err = e
+	c.mu.Unlock()
+}
+
+// Failure is the failure recorded, or nil.
+func (c *Call) Failure() *pipeline.Error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+type callKey struct{}
+
+// CallFrom is the Call of ctx's request, or nil.
+func CallFrom(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
+
+// WithCall is ctx carrying c.
+func WithCall(ctx context.Context, c *Call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
