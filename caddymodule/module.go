@@ -7,8 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -24,7 +22,6 @@ import (
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
 	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
-	"github.com/edgemcp/edgemcp/pipeline/script"
 )
 
 func init() {
@@ -156,126 +153,6 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	return scrub.Err(h.provision(ctx))
 }
 
-func (h *Handler) provision(ctx caddy.Context) error {
-	repl := caddy.NewReplacer()
-	if h.ServerName == "" {
-		h.ServerName = defaultServerName
-	}
-	if h.ServerVersion == "" {
-		h.ServerVersion = Version
-	}
-	if h.ErrorMode == "" {
-		h.ErrorMode = errorModeJSONRPC
-	}
-	if h.ErrorDetail == "" {
-		h.ErrorDetail = errorDetailSafe
-	}
-	if h.MaxConcurrent > 0 {
-		h.inFlight = &inFlight{max: int64(h.MaxConcurrent)}
-	}
-	if h.MaxBodySize == 0 {
-		h.MaxBodySize = defaultMaxBodySize
-	}
-
-	conns, err := h.provisionConnectors(ctx, repl)
-	if err != nil {
-		return err
-	}
-
-	if err := h.HostGate.provision(ctx); err != nil {
-		return err
-	}
-	if err := h.provisionSessionKeys(repl); err != nil {
-		return err
-	}
-	if err := h.provisionApprover(ctx, repl); err != nil {
-		return err
-	}
-	if err := h.provisionAuth(ctx); err != nil {
-		return err
-	}
-	tools := make([]*pipeline.Tool, 0, len(h.Tools))
-	scripts := script.NewLoader()
-	for _, tc := range h.Tools {
-		t, err := buildTool(tc, conns, repl, os.LookupEnv)
-		if err != nil {
-			return err
-		}
-		if t.Auth, err = h.toolAuth(tc); err != nil {
-			return err
-		}
-		if err := checkIdentityValues(t); err != nil {
-			return err
-		}
-		if err := h.attachScripts(ctx, t, tc, scripts, repl); err != nil {
-			return err
-		}
-		if err := h.applyApproval(t, tc.Approval, conns[tc.Use].config.Approval); err != nil {
-			return err
-		}
-		tools = append(tools, t)
-	}
-	h.declared = tools
-	if err := h.buildResources(ctx, conns, repl, scripts); err != nil {
-		return err
-	}
-	if err := h.provisionPrompts(repl); err != nil {
-		return err
-	}
-	h.connTypes = make(map[string]string, len(conns))
-	for name, ref := range conns {
-		h.connTypes[name] = ref.config.Type
-	}
-	if err := h.provisionSources(ctx); err != nil {
-		return err
-	}
-	sourced, err := h.sourceTools()
-	if err != nil {
-		return err
-	}
-	if err := h.checkSourceNames(sourced); err != nil {
-		return err
-	}
-	h.warnUnapprovedCatalogs()
-	up, err := h.buildUpstreamCatalog()
-	if err != nil {
-		return err
-	}
-	h.upstream = new(upstreamHolder)
-	h.upstream.p.Store(up)
-	if err := h.provisionCache(ctx, tools, sourced, repl); err != nil {
-		return err
-	}
-	if err := h.provisionRateLimits(ctx, repl); err != nil {
-		return err
-	}
-	h.applyToolLimits(tools)
-	reg, err := h.newRegistry(append(append([]*pipeline.Tool(nil), tools...), sourced...))
-	if err != nil {
-		return err
-	}
-	if err := h.checkPins(reg.engine); err != nil {
-		return err
-	}
-	h.setTools(reg)
-	h.provisionObservability(ctx, conns)
-	h.canSubscribe = h.subscribable()
-	h.mcp, h.streamable = h.newMCPServer(ctx)
-	h.provisionSubscriptions()
-	if h.MaxSessions > 0 {
-		streamable, subs := h.streamable, h.subs
-		h.sessions = newSessionLimit(h.MaxSessions, h.sessionIdleTimeout(), func(id string) {
-			endSession(streamable, id)
-			if subs != nil {
-				subs.end(id)
-			}
-		})
-	}
-	h.watchSources()
-	h.logger.Debug("mcp endpoint provisioned", zap.Int("tools", len(reg.engine.Tools())), zap.Int("connectors", len(conns)))
-	return nil
-}
-
 // Validate checks settings that have a fixed set of values.
 func (h *Handler) Validate() error {
 	if h.ErrorMode != errorModeJSONRPC && h.ErrorMode != errorModeResult {
@@ -341,39 +218,3 @@ var (
 	_ caddy.CleanerUpper          = (*Handler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
 )
-
-// provisionConnectors loads each connector's driver module and opens (or
-// reuses) its pool; the tools find them by name.
-func (h *Handler) provisionConnectors(ctx caddy.Context, repl *caddy.Replacer) (map[string]connectorRef, error) {
-	conns := make(map[string]connectorRef, len(h.Connectors))
-	for i := range h.Connectors {
-		c := &h.Connectors[i]
-		if _, dup := conns[c.Name]; dup {
-			return nil, fmt.Errorf("connector %q declared twice", c.Name)
-		}
-		if err := loadDriver(ctx, c); err != nil {
-			return nil, err
-		}
-		expanded := *c
-		expanded.DSN = repl.ReplaceKnown(c.DSN, "")
-		if strings.TrimSpace(expanded.DSN) == "" {
-			return nil, fmt.Errorf("connector %q: empty dsn (is the environment variable set?)", c.Name)
-		}
-		if ref, key, ok, err := acquireCommandConnector(expanded); ok {
-			if err != nil {
-				return nil, err
-			}
-			h.poolKeys = append(h.poolKeys, key)
-			ref.config = *c
-			conns[c.Name] = ref
-			continue
-		}
-		conn, key, err := acquireConnector(expanded)
-		if err != nil {
-			return nil, err
-		}
-		h.poolKeys = append(h.poolKeys, key)
-		conns[c.Name] = connectorRef{config: *c, conn: conn}
-	}
-	return conns, nil
-}
