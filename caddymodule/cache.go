@@ -3,7 +3,6 @@ package caddymodule
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
+	"github.com/edgemcp/edgemcp/internal/sharedstore"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
 )
@@ -184,26 +184,16 @@ func (h *Handler) cachePoolKey(cfg cache.Config) string {
 	return hex.EncodeToString(sum.Sum(nil))
 }
 
-// loadSharedStore loads the guest module mcp.stores.redis for the Redis
-// at url, built from the config's redis settings (their JSON predates the
-// store modules). Caddy cleans it up with this config; the module shares
-// its client across reloads. The key names the store for a cache's pool
-// key: it holds the URL (and any password) and must never be logged.
+// loadSharedStore loads the shared store for the Redis at url
+// (sharedstore.Redis). The key names the store for a cache's pool key: it
+// holds the URL (and any password) and must never be logged.
 func loadSharedStore(ctx caddy.Context, url string, timeout time.Duration) (pipeline.SharedStore, string, error) {
 	if timeout <= 0 {
 		timeout = 100 * time.Millisecond
 	}
-	raw, err := json.Marshal(map[string]any{"url": url, "timeout": timeout})
+	store, err := sharedstore.Redis(ctx, url, timeout)
 	if err != nil {
 		return nil, "", err
-	}
-	mod, err := ctx.LoadModuleByID("mcp.stores.redis", raw)
-	if err != nil {
-		return nil, "", err
-	}
-	store, ok := mod.(pipeline.SharedStore)
-	if !ok {
-		return nil, "", fmt.Errorf("module mcp.stores.redis (%T) is not a shared store", mod)
 	}
 	return store, fmt.Sprintf("%s\x00%d", url, timeout), nil
 }
