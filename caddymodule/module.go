@@ -19,10 +19,10 @@ import (
 	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 	"github.com/edgemcp/edgemcp/caddymodule/redact"
-	"github.com/edgemcp/edgemcp/caddymodule/relay"
 	"github.com/edgemcp/edgemcp/caddymodule/resources"
 	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
+	"github.com/edgemcp/edgemcp/caddymodule/upstreams"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
 	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
@@ -136,7 +136,7 @@ type Handler struct {
 
 	resources *resources.Set // the declared resources
 	prompts   *prompts.Set   // the declared prompts
-	relay     *relay.Relay   // the sources' resources and prompts, and subscriptions
+	upstreams *upstreams.Set // the sources' resources and prompts, and subscriptions
 }
 
 // CaddyModule returns the Caddy module information.
@@ -267,7 +267,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		return err
 	}
 	h.warnUnapprovedCatalogs()
-	if err := h.provisionRelay(); err != nil {
+	if err := h.provisionUpstreams(); err != nil {
 		return err
 	}
 	if err := h.provisionCache(ctx, tools, sourced, repl); err != nil {
@@ -287,12 +287,12 @@ func (h *Handler) provision(ctx caddy.Context) error {
 	h.setTools(reg)
 	h.provisionObservability(ctx, conns)
 	h.mcp, h.streamable = h.newMCPServer(ctx)
-	h.relay.StartSubscriptions(h.sessionIdleTimeout())
+	h.upstreams.StartSubscriptions(h.sessionIdleTimeout())
 	if h.MaxSessions > 0 {
-		streamable, rel := h.streamable, h.relay
+		streamable, ups := h.streamable, h.upstreams
 		h.sessions = newSessionLimit(h.MaxSessions, h.sessionIdleTimeout(), func(id string) {
 			endSession(streamable, id)
-			rel.EndSession(id)
+			ups.EndSession(id)
 		})
 	}
 	sourcetools.Watch(h.sources, h.swapTools)
@@ -346,7 +346,7 @@ func (h *Handler) Cleanup() error {
 		_ = h.streamable.Shutdown(ctx)
 		cancel()
 	}
-	h.relay.Close()
+	h.upstreams.Close()
 	h.cleanupCache()
 	h.cleanupRateLimits()
 	h.cleanupApprover()
