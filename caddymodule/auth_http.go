@@ -125,7 +125,7 @@ func (h *Handler) toolFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		return tools
 	}
 	if r := h.tools(); r.search != nil {
-		return h.listSearch(ctx, r, tools) // discovery search (metatools.go)
+		return h.listSearch(ctx, r, tools) // discovery search (discovery.List)
 	}
 	engine := h.tools().engine
 	aliases := engine.Aliases()
