@@ -124,10 +124,11 @@ func (h *Handler) toolFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	if fastpath.CallFrom(ctx) != nil {
 		return tools
 	}
-	if r := h.tools(); r.search != nil {
-		return h.listSearch(ctx, r, tools) // discovery search (metatools.go)
+	r := h.tools() // one version for the whole list
+	if r.search != nil {
+		return h.listSearch(ctx, r, tools) // discovery search (discovery.List)
 	}
-	engine := h.tools().engine
+	engine := r.engine
 	aliases := engine.Aliases()
 	if len(h.providers) == 0 && len(aliases) == 0 {
 		return tools

@@ -1,19 +1,23 @@
 package caddymodule
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/discovery"
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
+	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // Tool discovery (README, Tool search): how tools/list presents the
-// registry. With thousands of tools a client cannot be shown them all (the
-// list alone fills a model's context), so in search mode tools/list returns
-// three meta-tools, search_tools, describe_tool and call_tool
-// (metatools.go), and the pinned tools. Every tool stays callable under
-// its own name; only the listing changes.
+// registry. The config and its parsing are the shell's; the search index
+// and the meta-tools are discovery.Index and discovery.Meta.
 
 const (
 	discoveryList   = "list"   // tools/list lists every tool (default)
@@ -68,3 +72,41 @@ func (h *Handler) checkPins(engine *pipeline.Engine) error {
 	}
 	return nil
 }
+
+// metaTools are the mcp-go entries of the meta-tools.
+func (h *Handler) metaTools() []server.ServerTool {
+	return discovery.NewMeta(metaHost{h}, h.ErrorMode == errorModeResult).Tools()
+}
+
+// listSearch is tools/list in search mode: the meta-tools and the pinned
+// tools the caller may call.
+func (h *Handler) listSearch(ctx context.Context, r *registry, tools []mcp.Tool) []mcp.Tool {
+	return discovery.List(ctx, r.engine, r.search, tools, h.callable)
+}
+
+// metaHost is what the meta-tools (discovery.Meta) need of the handler.
+type metaHost struct{ h *Handler }
+
+func (m metaHost) Current(ctx context.Context) (*pipeline.Engine, *discovery.Index) {
+	r := m.h.registryOf(ctx)
+	return r.engine, r.search
+}
+
+func (m metaHost) Callable(ctx context.Context, t *pipeline.Tool) bool { return m.h.callable(ctx, t) }
+
+// Arguments are decoded with UseNumber when the HTTP layer read them
+// (fastpath.Call).
+func (metaHost) Arguments(ctx context.Context, req mcp.CallToolRequest) map[string]any {
+	if st := fastpath.CallFrom(ctx); st != nil && st.Name == req.Params.Name && st.Args != nil {
+		return st.Args
+	}
+	return req.GetArguments()
+}
+
+func (m metaHost) Fail(ctx context.Context, perr *pipeline.Error) { requestAccess{m.h}.Fail(ctx, perr) }
+
+func (m metaHost) Run(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, *pipeline.Error) {
+	return m.h.runTool(ctx, name, args, fastpath.RequestInfo(ctx, fastpath.CallFrom(ctx)))
+}
+
+func (metaHost) Describe(t *pipeline.Tool) (json.RawMessage, error) { return jsonrpc.ToolEntry(t) }

@@ -10,9 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 )
 
 // forwardRun is what tests/node/sdk-client.mjs reports of a run with

@@ -4,8 +4,10 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
+	"github.com/edgemcp/edgemcp/caddymodule/upstreams"
 )
 
 const defaultSessionIdleTimeout = 30 * time.Minute
@@ -24,14 +26,13 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithToolHandlerMiddleware(withRoundTrip),
 	}, h.resourcePromptOptions()...)
 	hooks := &server.Hooks{}
-	h.resources.Hooks(hooks, catchAllTemplate)
-	h.subscribeHooks(hooks)
-	h.instructionHooks(hooks)
+	h.resources.Hooks(hooks, upstreams.CatchAllTemplate)
+	h.upstreams.Hooks(hooks)       // instructions, subscriptions
 	h.fast.Sessions().Hooks(hooks) // the sessions a direct call may talk to
 	opts = append(opts, server.WithHooks(hooks))
 	srv := server.NewMCPServer(h.ServerName, h.ServerVersion, opts...)
 	srv.AddTools(h.serverTools(h.tools())...)
-	h.addResourcesAndPrompts(srv)
+	h.upstreams.Attach(srv)
 
 	idle := h.sessionIdleTimeout()
 	// Signed session ids (sessionIDs), held by the handler so the direct

@@ -18,7 +18,9 @@ import (
 	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 	"github.com/edgemcp/edgemcp/caddymodule/redact"
 	"github.com/edgemcp/edgemcp/caddymodule/resources"
+	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
+	"github.com/edgemcp/edgemcp/caddymodule/upstreams"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
 	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
@@ -84,9 +86,9 @@ type Handler struct {
 
 	Connectors []ConnectorConfig `json:"connectors,omitempty"`
 	Tools      []ToolConfig      `json:"tools,omitempty"`
-	// Sources bring their own tools (sources.go).
+	// Sources bring their own tools (SourceConfig).
 	Sources []SourceConfig `json:"sources,omitempty"`
-	// Resources and Prompts declared in the Caddyfile (resources.go, prompts.go).
+	// Resources and Prompts declared in the Caddyfile (resources.Set, prompts.Set).
 	Resources []ResourceConfig `json:"resources,omitempty"`
 	Prompts   []PromptConfig   `json:"prompts,omitempty"`
 	// RateLimit bounds the endpoint's requests; RateLimitStore shares the
@@ -98,15 +100,15 @@ type Handler struct {
 	MaxConcurrent int `json:"max_concurrent,omitempty"`
 	// Cache is the result cache (cache.go).
 	Cache *CacheConfig `json:"cache,omitempty"`
-	// Discovery is how tools/list presents the tools (discovery.go).
+	// Discovery is how tools/list presents the tools (DiscoveryConfig).
 	Discovery *DiscoveryConfig `json:"discovery,omitempty"`
 
 	authConfig // auth providers, default_auth (auth_config.go)
 
-	live       *liveTools        // the tools now (registry)
-	declared   []*pipeline.Tool  // the Caddyfile's tools, as provisioned
-	sources    []loadedSource    // sources.go
-	connTypes  map[string]string // connector name → type, for telemetry
+	live       *liveTools            // the tools now (registry)
+	declared   []*pipeline.Tool      // the Caddyfile's tools, as provisioned
+	sources    []*sourcetools.Source // the provisioned source modules
+	connTypes  map[string]string     // connector name → type, for telemetry
 	sessionIDs *sessionIDs
 	sessions   *sessionLimit // nil without max_sessions
 	approver   *approver     // approval.go
@@ -125,11 +127,9 @@ type Handler struct {
 
 	fast *fastpath.Server // the direct path, and the relay to mcp-go
 
-	resources    *resources.Set  // the declared resources
-	prompts      *prompts.Set    // the declared prompts
-	upstream     *upstreamHolder // the sources' resources and prompts (upstream_catalog.go)
-	canSubscribe bool            // resources/subscribe declared (subscribe.go)
-	subs         *subscribers
+	resources *resources.Set // the declared resources
+	prompts   *prompts.Set   // the declared prompts
+	upstreams *upstreams.Set // the sources' resources and prompts, and subscriptions
 }
 
 // CaddyModule returns the Caddy module information.
@@ -199,9 +199,7 @@ func (h *Handler) Cleanup() error {
 		_ = h.streamable.Shutdown(ctx)
 		cancel()
 	}
-	if h.subs != nil {
-		h.subs.close()
-	}
+	h.upstreams.Close()
 	h.cleanupCache()
 	telemetry.Unexpose(h)
 	for _, key := range h.poolKeys {

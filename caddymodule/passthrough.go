@@ -12,21 +12,21 @@ import (
 // resources/list, resources/templates/list, prompts/list) when some entry
 // of it comes from a source that gave its own text (fastpath.ListEntries).
 func (h *Handler) passOnList(c *fastpath.Call, method string) {
-	up := h.upstream.p.Load()
+	up := h.upstreams.Catalog()
 	switch mcp.MCPMethod(method) {
 	case mcp.MethodToolsList:
 		c.List = h.tools().Tools().ToolListings()
 	case mcp.MethodResourcesList:
-		if len(up.resourceText) > 0 {
-			c.List = &fastpath.ListEntries{Key: "resources", IDField: "uri", Entry: mapEntry(up.resourceText)}
+		if len(up.ResourceText) > 0 {
+			c.List = &fastpath.ListEntries{Key: "resources", IDField: "uri", Entry: mapEntry(up.ResourceText)}
 		}
 	case mcp.MethodResourcesTemplatesList:
-		if len(up.templateText) > 0 {
-			c.List = &fastpath.ListEntries{Key: "resourceTemplates", IDField: "uriTemplate", Entry: mapEntry(up.templateText)}
+		if len(up.TemplateText) > 0 {
+			c.List = &fastpath.ListEntries{Key: "resourceTemplates", IDField: "uriTemplate", Entry: mapEntry(up.TemplateText)}
 		}
 	case mcp.MethodPromptsList:
-		if len(up.promptText) > 0 {
-			c.List = &fastpath.ListEntries{Key: "prompts", IDField: "name", Entry: mapEntry(up.promptText)}
+		if len(up.PromptText) > 0 {
+			c.List = &fastpath.ListEntries{Key: "prompts", IDField: "name", Entry: mapEntry(up.PromptText)}
 		}
 	}
 }

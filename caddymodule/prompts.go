@@ -6,6 +6,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -97,4 +98,14 @@ func (h *Handler) policyAuth(p *AuthPolicyConfig, where string) (pipeline.Author
 		return h.defaultAuth, nil
 	}
 	return nil, nil
+}
+
+// provisionPrompts compiles the prompts and indexes them by name.
+func (h *Handler) provisionPrompts(repl *caddy.Replacer) error {
+	list, err := h.buildPrompts(repl)
+	if err != nil {
+		return err
+	}
+	h.prompts = prompts.New(list, requestAccess{h})
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/script"
 )
@@ -176,18 +177,12 @@ func (h *Handler) provisionSourceTools(p *provisioning) error {
 	if err != nil {
 		return err
 	}
-	if err := h.checkSourceNames(sourced); err != nil {
+	if err := sourcetools.CheckNames(h.declared, sourced); err != nil {
 		return err
 	}
 	p.sourced = sourced
 	h.warnUnapprovedCatalogs()
-	up, err := h.buildUpstreamCatalog()
-	if err != nil {
-		return err
-	}
-	h.upstream = new(upstreamHolder)
-	h.upstream.p.Store(up)
-	return nil
+	return h.provisionUpstreams()
 }
 
 // provisionLimits puts the cache and the rate limits in front of the
@@ -222,18 +217,15 @@ func (h *Handler) provisionRegistry(p *provisioning) error {
 // telemetry, subscriptions and session bound, and watches the sources.
 func (h *Handler) provisionServer(p *provisioning) error {
 	h.provisionObservability(p.ctx, p.conns)
-	h.canSubscribe = h.subscribable()
 	h.mcp, h.streamable = h.newMCPServer(p.ctx)
-	h.provisionSubscriptions()
+	h.upstreams.StartSubscriptions(h.sessionIdleTimeout())
 	if h.MaxSessions > 0 {
-		streamable, subs := h.streamable, h.subs
+		streamable, ups := h.streamable, h.upstreams
 		h.sessions = newSessionLimit(h.MaxSessions, h.sessionIdleTimeout(), func(id string) {
 			endSession(streamable, id)
-			if subs != nil {
-				subs.end(id)
-			}
+			ups.EndSession(id)
 		})
 	}
-	h.watchSources()
+	sourcetools.Watch(h.sources, h.swapTools)
 	return nil
 }

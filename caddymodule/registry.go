@@ -7,8 +7,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/edgemcp/edgemcp/caddymodule/discovery"
 	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
+	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -22,7 +24,7 @@ import (
 type registry struct {
 	engine *pipeline.Engine
 	obs    map[string]*telemetry.Tool // telemetry per tool
-	search *toolIndex                 // discovery search; nil: tools/list lists every tool
+	search *discovery.Index           // discovery search; nil: tools/list lists every tool
 	fast   *fastpath.Tools            // what the fast path keeps of the version
 }
 
@@ -51,7 +53,7 @@ func (h *Handler) setTools(r *registry) {
 func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
 	searching := h.Discovery.searching(len(tools))
 	if searching {
-		if err := h.reserveMetaNames(tools); err != nil {
+		if err := discovery.Reserve(tools, h.declared); err != nil {
 			return nil, err
 		}
 	}
@@ -62,8 +64,8 @@ func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
 	r := &registry{engine: engine, obs: make(map[string]*telemetry.Tool, len(tools))}
 	var meta func(string) bool
 	if searching {
-		r.search = newToolIndex(engine, h.Discovery.Pin)
-		meta = r.isMeta
+		r.search = discovery.NewIndex(engine, h.Discovery.Pin)
+		meta = r.search.IsMeta
 	}
 	r.fast = fastpath.NewTools(engine, meta)
 	for _, t := range tools {
@@ -102,7 +104,7 @@ func (h *Handler) swapTools() {
 	defer h.live.swapMu.Unlock()
 	sourced, err := h.sourceTools()
 	if err == nil {
-		err = h.checkSourceNames(sourced)
+		err = sourcetools.CheckNames(h.declared, sourced)
 	}
 	if err == nil && h.cache != nil {
 		for _, t := range sourced {
@@ -119,6 +121,6 @@ func (h *Handler) swapTools() {
 	}
 	h.setTools(r)
 	h.mcp.SetTools(h.serverTools(r)...)
-	h.refreshCatalog() // the sources' resources and prompts
+	h.upstreams.Refresh() // the sources' resources and prompts
 	h.logger.Info("tools updated", zap.Int("tools", len(r.engine.Tools())))
 }

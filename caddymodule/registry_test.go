@@ -7,8 +7,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // TestOneRegistryPerCall: a swap of the tool set while a call is under

@@ -4,11 +4,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strings"
-
-	"go.uber.org/zap"
-
-	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // What the gateway itself reads in any source's block (README, Sources:
@@ -58,83 +53,4 @@ func (c *SourceConfig) namespace() string {
 		return c.Prefix
 	}
 	return c.Name
-}
-
-// original is a source tool's own name: what the source says, else its
-// name without the namespace.
-func original(t *pipeline.Tool, namespace string) string {
-	if t.Original != "" {
-		return t.Original
-	}
-	if namespace != "" {
-		if o, ok := strings.CutPrefix(t.Name, pipeline.ToolName(namespace, "")+"_"); ok {
-			return o
-		}
-	}
-	return t.Name
-}
-
-// names are the names a selection matches a tool by: its name, its
-// original name, and the original under the source's name.
-func selectionNames(t *pipeline.Tool, source, orig string) []string {
-	return []string{t.Name, orig, source + "." + orig, source + "/" + orig}
-}
-
-// selectTools applies disable, include and exclude to a source's tools and
-// adds the aliases every source tool answers to. A disable naming no tool
-// is logged: the source may bring it later (a refreshed document).
-func (h *Handler) selectTools(cfg *SourceConfig, tools []*pipeline.Tool) []*pipeline.Tool {
-	ns := cfg.namespace()
-	used := make(map[string]bool, len(cfg.Disable))
-	kept := tools[:0]
-	for _, t := range tools {
-		orig := original(t, ns)
-		names := selectionNames(t, cfg.Name, orig)
-		if d := slices.IndexFunc(cfg.Disable, func(n string) bool { return slices.Contains(names, n) }); d >= 0 {
-			used[cfg.Disable[d]] = true
-			continue
-		}
-		if len(cfg.Include) > 0 && !matchAny(cfg.Include, t.Name, orig) || matchAny(cfg.Exclude, t.Name, orig) {
-			continue
-		}
-		t.Aliases = sourceAliases(t, cfg, orig)
-		kept = append(kept, t)
-	}
-	for _, d := range cfg.Disable {
-		if !used[d] && h.logger != nil {
-			h.logger.Warn("disable names no tool of the source", zap.String("source", cfg.Name), zap.String("tool", d))
-		}
-	}
-	return kept
-}
-
-func matchAny(globs []string, names ...string) bool {
-	for _, g := range globs {
-		for _, n := range names {
-			if ok, _ := path.Match(g, n); ok {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// sourceAliases are the source's own aliases plus <source>.<original>,
-// <source>/<original> and <original> (and the same under a prefix), never
-// the tool's own name. An alias two tools claim is dropped by the engine.
-func sourceAliases(t *pipeline.Tool, cfg *SourceConfig, orig string) []string {
-	out := slices.Clone(t.Aliases)
-	add := func(a string) {
-		if a != t.Name && a != "" && !slices.Contains(out, a) {
-			out = append(out, a)
-		}
-	}
-	add(cfg.Name + "." + orig)
-	add(cfg.Name + "/" + orig)
-	add(orig)
-	if ns := cfg.namespace(); ns != "" && ns != cfg.Name {
-		add(ns + "." + orig)
-		add(ns + "/" + orig)
-	}
-	return out
 }

@@ -16,8 +16,9 @@ import (
 // (era detection, _meta, header validation, parameter decoding) and costs
 // about as much CPU per call as the whole pipeline with its Postgres round
 // trip. It applies only where mcp-go would add nothing: a session on a
-// protocol version with sessions (2025-03-26 … 2025-11-25), a plain JSON
-// request without _meta (no progress token, no 2026-07-28 fields), a known
+// protocol version with sessions (2025-03-26 … 2025-11-25) or a plain
+// sessionless request (sessionlessVersion), JSON without any other _meta
+// (no progress token) or params only mcp-go reads, a known
 // tool that asks for no approval and, if it may talk to the client while it
 // runs, can say all it could there (directPeer), and a client that
 // accepts a JSON answer. Everything else, including every failure to

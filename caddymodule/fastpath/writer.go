@@ -128,3 +128,11 @@ func sameID(raw json.RawMessage, id any) bool {
 	var got any
 	return json.Unmarshal(raw, &got) == nil && fmt.Sprint(got) == fmt.Sprint(id)
 }
+
+// Interface guards.
+var (
+	_ http.ResponseWriter = (*Writer)(nil)
+	_ http.Flusher        = (*Writer)(nil)
+	_ pipeline.Peer       = (*directPeer)(nil)
+	_ pipeline.Peer       = (*mcpPeer)(nil)
+)

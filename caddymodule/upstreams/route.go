@@ -1,4 +1,4 @@
-package caddymodule
+package upstreams
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/caddymodule/resources"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -20,25 +19,25 @@ import (
 // source could take the request, to that one (docs/sources.md, MCP
 // servers, Subscriptions).
 
-// catchAllTemplate is a resource template registered with mcp-go, and
+// CatchAllTemplate is a resource template registered with mcp-go, and
 // hidden from templates/list, that matches every URI: mcp-go answers a
 // read of a URI that matches nothing it has itself, so this is how such a
 // read reaches readUnlisted.
-const catchAllTemplate = "{+uri}"
+const CatchAllTemplate = "{+uri}"
 
 // unlistedOrigin is the source that takes uri, a URI nothing lists, among
 // the catalog sources that want accepts; nil when none can be told.
-func (h *Handler) unlistedOrigin(uri string, want func(pipeline.CatalogSource) bool) pipeline.CatalogSource {
-	up := h.upstream.p.Load()
+func (r *Set) unlistedOrigin(uri string, want func(pipeline.CatalogSource) bool) pipeline.CatalogSource {
+	cat := r.cur.Load()
 	var owner, only pipeline.CatalogSource
 	owners, candidates := 0, 0
-	for _, cs := range up.sources {
+	for _, cs := range cat.sources {
 		if !want(cs) {
 			continue
 		}
 		candidates++
 		only = cs
-		if scheme := uriScheme(uri); scheme != "" && up.schemes[cs][scheme] {
+		if scheme := uriScheme(uri); scheme != "" && cat.schemes[cs][scheme] {
 			owners++
 			owner = cs
 		}
@@ -75,26 +74,24 @@ func anySource(pipeline.CatalogSource) bool { return true }
 // tries the templates in no fixed order, so a declared or listed template
 // that matches goes first; then the source unlistedOrigin names; else the
 // URI is not found.
-func (h *Handler) readUnlisted(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (r *Set) readUnlisted(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	uri := req.Params.URI
-	if r := h.resources.Matching(uri); r != nil {
-		req.Params.Arguments = templateArguments(mcp.NewResourceTemplate(r.URI, ""), uri)
-		return h.resources.Reader(r)(ctx, req)
+	if res := r.Resources.Matching(uri); res != nil {
+		req.Params.Arguments = templateArguments(mcp.NewResourceTemplate(res.URI, ""), uri)
+		return r.Resources.Reader(res)(ctx, req)
 	}
-	up := h.upstream.p.Load()
-	for _, t := range up.templates {
+	cat := r.cur.Load()
+	for _, t := range cat.templates {
 		if t.Template.URITemplate != nil && t.Template.URITemplate.Regexp().MatchString(uri) {
 			req.Params.Arguments = templateArguments(t.Template, uri)
 			return t.Handler(ctx, req)
 		}
 	}
-	if cs := h.unlistedOrigin(uri, anySource); cs != nil {
-		return h.forwardRead(cs)(ctx, req)
+	if cs := r.unlistedOrigin(uri, anySource); cs != nil {
+		return r.forwardRead(cs)(ctx, req)
 	}
 	perr := resources.NotFound(ctx, uri)
-	if st := fastpath.CallFrom(ctx); st != nil {
-		st.Fail(perr)
-	}
+	r.Access.Fail(ctx, perr)
 	return nil, perr
 }
 
@@ -109,7 +106,7 @@ func templateArguments(t mcp.ResourceTemplate, uri string) map[string]any {
 	return out
 }
 
-// catchAll is the mcp-go entry of catchAllTemplate.
-func (h *Handler) catchAll() server.ServerResourceTemplate {
-	return server.ServerResourceTemplate{Template: mcp.NewResourceTemplate(catchAllTemplate, "unlisted"), Handler: h.readUnlisted}
+// catchAll is the mcp-go entry of CatchAllTemplate.
+func (r *Set) catchAll() server.ServerResourceTemplate {
+	return server.ServerResourceTemplate{Template: mcp.NewResourceTemplate(CatchAllTemplate, "unlisted"), Handler: r.readUnlisted}
 }

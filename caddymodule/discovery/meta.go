@@ -1,33 +1,26 @@
-package caddymodule
+package discovery
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
-	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/toolsearch"
 )
 
-// The meta-tools of discovery search (discovery.go). search_tools finds
-// tools, describe_tool shows one whole, call_tool runs one through runTool:
-// the same pipeline, auth, rate limits and telemetry as a direct call of
-// that tool. What the caller may not call it does not find either: search
-// results and describe_tool apply the tools/list filter (callable).
+// The meta-tools. search_tools finds tools, describe_tool shows one whole,
+// call_tool runs one as a tools/call of it would (Host.Run): the same
+// pipeline, auth, rate limits and telemetry. What the caller may not call
+// it does not find either: search results and describe_tool apply the
+// tools/list filter (Host.Callable).
 
 const (
-	metaSearch   = "search_tools"
-	metaDescribe = "describe_tool"
-	metaCall     = "call_tool"
-
 	defaultSearchLimit = 10
 	maxSearchLimit     = 50
 	// searchDescriptionMax clips a description in search results; the
@@ -35,84 +28,44 @@ const (
 	searchDescriptionMax = 300
 )
 
-var metaNames = []string{metaSearch, metaDescribe, metaCall}
-
-// toolIndex is a registry version's search side, built with it (once per
-// version, not per call).
-type toolIndex struct {
-	index *toolsearch.Index
-	tools []*pipeline.Tool  // index doc → tool
-	pins  map[string]bool   // canonical names of the pinned tools
-	meta  map[string]string // meta-tool name → itself, for lookups
+// Host is what the meta-tools need of the shell.
+type Host interface {
+	// Current is the engine and Index (nil when it lists every tool) of
+	// the registry version the request of ctx resolved.
+	Current(ctx context.Context) (*pipeline.Engine, *Index)
+	// Callable reports whether the caller of ctx passes t's auth check.
+	Callable(ctx context.Context, t *pipeline.Tool) bool
+	// Arguments are the call's arguments, as the HTTP layer decoded them
+	// (numbers kept exact) when it did.
+	Arguments(ctx context.Context, req mcp.CallToolRequest) map[string]any
+	// Fail puts perr on the request's call state, so that the wire
+	// answer carries its code.
+	Fail(ctx context.Context, perr *pipeline.Error)
+	// Run runs the tool name as a tools/call of it.
+	Run(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, *pipeline.Error)
+	// Describe is t's tools/list entry.
+	Describe(t *pipeline.Tool) (json.RawMessage, error)
 }
 
-// reserveMetaNames refuses a tool named like a meta-tool and leaves such
-// names out of the aliases (an upstream's own "search_tools" must not
-// shadow the gateway's). The tools' alias slices are replaced, not edited.
-func (h *Handler) reserveMetaNames(tools []*pipeline.Tool) error {
-	for _, t := range tools {
-		if slices.Contains(metaNames, t.Name) {
-			origin := "a declared tool"
-			if !slices.Contains(h.declared, t) {
-				origin = fmt.Sprintf("a tool of source %q", t.Source)
-			}
-			return fmt.Errorf("discovery search: %s is named %q, the name of a meta-tool; rename it (a source's prefix) or use discovery list", origin, t.Name)
-		}
-		if slices.ContainsFunc(t.Aliases, func(a string) bool { return slices.Contains(metaNames, a) }) {
-			t.Aliases = slices.DeleteFunc(slices.Clone(t.Aliases), func(a string) bool { return slices.Contains(metaNames, a) })
-		}
-	}
-	return nil
+// Meta serves the meta-tools.
+type Meta struct {
+	host Host
+	// errorResults: a failure is an isError result (error_mode result).
+	errorResults bool
 }
 
-// newToolIndex indexes the engine's tools and resolves the pins (a pin
-// may be an alias; one naming no tool in this version pins nothing).
-func newToolIndex(engine *pipeline.Engine, pins []string) *toolIndex {
-	tools := engine.Tools()
-	docs := make([]toolsearch.Doc, len(tools))
-	for i, t := range tools {
-		docs[i] = toolsearch.Doc{Name: t.Name, Title: t.Title, Description: t.Description,
-			Source: t.Source, Inputs: inputNames(t.Schema()), Aliases: t.Aliases}
-	}
-	x := &toolIndex{index: toolsearch.New(docs), tools: tools, pins: map[string]bool{}, meta: map[string]string{}}
-	for _, p := range pins {
-		if t := engine.Lookup(p); t != nil {
-			x.pins[t.Name] = true
-		}
-	}
-	for _, m := range metaNames {
-		x.meta[m] = m
-	}
-	return x
+// NewMeta is the meta-tools of host; errorResults answers their own
+// failures as isError results (error_mode result).
+func NewMeta(host Host, errorResults bool) *Meta {
+	return &Meta{host: host, errorResults: errorResults}
 }
 
-// inputNames are the top-level property names of an input schema.
-func inputNames(schema json.RawMessage) []string {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
-		return nil
-	}
-	names := make([]string, 0, len(s.Properties))
-	for n := range s.Properties {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
-
-// isMeta reports whether name is a meta-tool of this version.
-func (r *registry) isMeta(name string) bool {
-	return r.search != nil && r.search.meta[name] != ""
-}
-
-// metaTools are the mcp-go entries of the meta-tools.
-func (h *Handler) metaTools() []server.ServerTool {
+// Tools are the mcp-go entries of the meta-tools.
+func (m *Meta) Tools() []server.ServerTool {
 	yes := true
 	return []server.ServerTool{
 		{Tool: mcp.Tool{
-			Name: metaSearch,
+			Name: MetaSearch,
 			Description: "Search this server's tools, best match first. The server has too many tools to list; " +
 				"search in plain words for what you want to do, then call describe_tool for a hit's input schema and call_tool to run it.",
 			RawInputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
@@ -121,34 +74,34 @@ func (h *Handler) metaTools() []server.ServerTool {
 				`"source":{"type":"string","description":"Only tools of this source (the namespace their names start with)"}},`+
 				`"required":["query"]}`, maxSearchLimit, defaultSearchLimit)),
 			Annotations: mcp.ToolAnnotation{Title: "Search tools", ReadOnlyHint: &yes},
-		}, Handler: h.searchTools},
+		}, Handler: m.search},
 		{Tool: mcp.Tool{
-			Name:        metaDescribe,
+			Name:        MetaDescribe,
 			Description: "Show one tool whole: its description, input schema, output schema and annotations.",
 			RawInputSchema: json.RawMessage(`{"type":"object","properties":{` +
 				`"name":{"type":"string","description":"The tool's name, as search_tools returned it"}},"required":["name"]}`),
 			Annotations: mcp.ToolAnnotation{Title: "Describe a tool", ReadOnlyHint: &yes},
-		}, Handler: h.describeTool},
+		}, Handler: m.describe},
 		{Tool: mcp.Tool{
-			Name:        metaCall,
+			Name:        MetaCall,
 			Description: "Call a tool found with search_tools, with arguments that match its input schema (describe_tool).",
 			RawInputSchema: json.RawMessage(`{"type":"object","properties":{` +
 				`"name":{"type":"string","description":"The tool's name"},` +
 				`"arguments":{"type":"object","description":"The tool's arguments"}},"required":["name"]}`),
 			Annotations: mcp.ToolAnnotation{Title: "Call a tool"},
-		}, Handler: h.handleCallTool},
+		}, Handler: m.call},
 	}
 }
 
-// listSearch is tools/list in search mode: the meta-tools and the pinned
-// tools the caller may call.
-func (h *Handler) listSearch(ctx context.Context, r *registry, tools []mcp.Tool) []mcp.Tool {
-	out := make([]mcp.Tool, 0, len(metaNames)+len(r.search.pins))
+// List is tools/list in search mode: of tools, the meta-tools and the
+// pinned tools the caller may call.
+func List(ctx context.Context, engine *pipeline.Engine, x *Index, tools []mcp.Tool, callable func(context.Context, *pipeline.Tool) bool) []mcp.Tool {
+	out := make([]mcp.Tool, 0, len(metaNames)+len(x.pins))
 	for _, t := range tools {
-		if r.isMeta(t.Name) {
+		if x.IsMeta(t.Name) {
 			out = append(out, t)
-		} else if r.search.pins[t.Name] {
-			if pt := r.engine.Lookup(t.Name); pt != nil && h.callable(ctx, pt) {
+		} else if x.pins[t.Name] {
+			if pt := engine.Lookup(t.Name); pt != nil && callable(ctx, pt) {
 				out = append(out, t)
 			}
 		}
@@ -156,25 +109,14 @@ func (h *Handler) listSearch(ctx context.Context, r *registry, tools []mcp.Tool)
 	return out
 }
 
-// metaArgs are the arguments of a meta-tool call, decoded with UseNumber
-// when the HTTP layer read them (fastpath.Call).
-func metaArgs(ctx context.Context, req mcp.CallToolRequest) map[string]any {
-	if st := fastpath.CallFrom(ctx); st != nil && st.Name == req.Params.Name && st.Args != nil {
-		return st.Args
-	}
-	return req.GetArguments()
-}
-
-// metaFail answers a meta-tool's own failure (bad arguments, an unknown
-// tool) as runTool answers a tool's: the documented JSON-RPC error, or an
-// isError result in error_mode result.
-func (h *Handler) metaFail(ctx context.Context, perr *pipeline.Error) (*mcp.CallToolResult, error) {
-	if h.ErrorMode == errorModeResult {
+// fail answers a meta-tool's own failure (bad arguments, an unknown tool)
+// as a tool's is answered: the documented JSON-RPC error, or an isError
+// result in error_mode result.
+func (m *Meta) fail(ctx context.Context, perr *pipeline.Error) (*mcp.CallToolResult, error) {
+	if m.errorResults {
 		return mcp.NewToolResultError(perr.Error()), nil
 	}
-	if st := fastpath.CallFrom(ctx); st != nil {
-		st.Fail(perr)
-	}
+	m.host.Fail(ctx, perr)
 	return nil, perr
 }
 
@@ -239,10 +181,10 @@ type searchHit struct {
 	Source      string `json:"source,omitempty"`
 }
 
-// searchTools is search_tools: the registry version's index, filtered by
-// what the caller may call.
-func (h *Handler) searchTools(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	args := metaArgs(ctx, req)
+// search is search_tools: the registry version's index, filtered by what
+// the caller may call.
+func (m *Meta) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := m.host.Arguments(ctx, req)
 	query, perr := stringArg(args, "query")
 	if perr == nil && strings.TrimSpace(query) == "" {
 		perr = badArgument("query is required: words of what the tool does")
@@ -256,14 +198,14 @@ func (h *Handler) searchTools(ctx context.Context, req mcp.CallToolRequest) (*mc
 		limit, perr = limitArg(args)
 	}
 	if perr != nil {
-		return h.metaFail(ctx, perr)
+		return m.fail(ctx, perr)
 	}
-	x := h.registryOf(ctx).search
+	_, x := m.host.Current(ctx)
 	if x == nil { // the registry shrank below discovery auto's threshold
-		return h.metaFail(ctx, notFound(metaSearch))
+		return m.fail(ctx, notFound(MetaSearch))
 	}
 	hits := x.index.Search(toolsearch.Query{Text: query, Limit: limit, Source: source,
-		Allow: func(i int) bool { return h.callable(ctx, x.tools[i]) }})
+		Allow: func(i int) bool { return m.host.Callable(ctx, x.tools[i]) }})
 	out := struct {
 		Tools []searchHit `json:"tools"`
 	}{Tools: make([]searchHit, 0, len(hits))}
@@ -274,23 +216,24 @@ func (h *Handler) searchTools(ctx context.Context, req mcp.CallToolRequest) (*mc
 	return jsonResult(out)
 }
 
-// describeTool is describe_tool: the tool as tools/list would show it, and
+// describe is describe_tool: the tool as tools/list would show it, and
 // its source. A tool the caller may not call is not found.
-func (h *Handler) describeTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	name, perr := stringArg(metaArgs(ctx, req), "name")
+func (m *Meta) describe(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	name, perr := stringArg(m.host.Arguments(ctx, req), "name")
 	if perr == nil && name == "" {
 		perr = badArgument("name is required")
 	}
 	if perr != nil {
-		return h.metaFail(ctx, perr)
+		return m.fail(ctx, perr)
 	}
-	t := h.registryOf(ctx).engine.Lookup(name)
-	if t == nil || !h.callable(ctx, t) {
-		return h.metaFail(ctx, notFound(name))
+	engine, _ := m.host.Current(ctx)
+	t := engine.Lookup(name)
+	if t == nil || !m.host.Callable(ctx, t) {
+		return m.fail(ctx, notFound(name))
 	}
 	// mcp.Tool has its own MarshalJSON, which an embedding would promote
 	// and lose the source by; the tool's JSON gets the source added.
-	raw, err := jsonrpc.ToolEntry(t)
+	raw, err := m.host.Describe(t)
 	if err != nil {
 		return nil, err
 	}
@@ -304,11 +247,11 @@ func (h *Handler) describeTool(ctx context.Context, req mcp.CallToolRequest) (*m
 	return jsonResult(out)
 }
 
-// handleCallTool is call_tool: runTool on the named tool, exactly as a tools/call
-// of that name would run it (auth, rate limits, cache, approvals,
-// telemetry, error codes).
-func (h *Handler) handleCallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	args := metaArgs(ctx, req)
+// call is call_tool: the named tool run exactly as a tools/call of that
+// name would run it (auth, rate limits, cache, approvals, telemetry,
+// error codes).
+func (m *Meta) call(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := m.host.Arguments(ctx, req)
 	name, perr := stringArg(args, "name")
 	if perr == nil && name == "" {
 		perr = badArgument("name is required")
@@ -325,17 +268,15 @@ func (h *Handler) handleCallTool(ctx context.Context, req mcp.CallToolRequest) (
 		}
 	}
 	if perr != nil {
-		return h.metaFail(ctx, perr)
+		return m.fail(ctx, perr)
 	}
-	if t := h.registryOf(ctx).engine.Lookup(name); t != nil {
+	engine, _ := m.host.Current(ctx)
+	if t := engine.Lookup(name); t != nil {
 		name = t.Name // an alias runs, and is logged as, its tool
 	}
-	st := fastpath.CallFrom(ctx)
-	out, perr := h.runTool(ctx, name, inner, fastpath.RequestInfo(ctx, st))
+	out, perr := m.host.Run(ctx, name, inner)
 	if perr != nil {
-		if st != nil {
-			st.Fail(perr)
-		}
+		m.host.Fail(ctx, perr)
 		return nil, perr
 	}
 	return out, nil

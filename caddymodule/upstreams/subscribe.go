@@ -1,9 +1,8 @@
-package caddymodule
+package upstreams
 
 import (
 	"context"
 	"maps"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -12,49 +11,43 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
-	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/caddymodule/resources"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
-// resources/subscribe and resources/unsubscribe (README, Resources and
-// prompts). The capability is declared when some MCP source's server
-// takes subscriptions (pipeline.ResourceSubscriber). A subscription to
-// such a source's resource is passed on under the calling session; the
-// source counts the sessions per URI and hands back the server's
-// notifications/resources/updated with the sessions to tell. A declared
-// resource (a statement or a script) cannot know when its answer changes:
-// subscribing to it is accepted, as clients expect of a server that
-// declares the capability, and never brings an update. A URI that matches
-// nothing, or a declared resource the caller may not read, answers
-// "resource not found", as a read would.
+// resources/subscribe and resources/unsubscribe (docs/sources.md, MCP
+// servers, Subscriptions). The capability is declared when some MCP
+// source's server takes subscriptions (pipeline.ResourceSubscriber). A
+// subscription to such a source's resource is passed on under the calling
+// session; the source counts the sessions per URI and hands back the
+// server's notifications/resources/updated with the sessions to tell. A
+// declared resource (a statement or a script) cannot know when its answer
+// changes: subscribing to it is accepted, as clients expect of a server
+// that declares the capability, and never brings an update. A URI that
+// matches nothing, or a declared resource the caller may not read,
+// answers "resource not found", as a read would.
 //
 // mcp-go's own handler always accepts; the hooks below do the work before
-// it and a refusal replaces its empty result on the wire (fastpath.Writer,
-// fastpath.Call.Overrides). A session's subscriptions end with the session:
-// its DELETE, its eviction (max_sessions), session_idle_timeout without a
-// request or open stream, or the end of this config (a reload).
+// it and a refusal replaces its empty result on the wire (Access.Fail on a
+// request whose failure overrides a result). A session's subscriptions end
+// with the session: its DELETE, its eviction (max_sessions),
+// session_idle_timeout without a request or open stream, or the end of
+// this config (a reload).
 
-// subscribable: some source's server takes subscriptions.
-func (h *Handler) subscribable() bool {
-	for _, s := range h.catalogSources() {
-		if rs, ok := s.src.(pipeline.ResourceSubscriber); ok && rs.Subscribable() {
-			return true
-		}
-	}
-	return false
-}
+// Subscribable: some source's server takes subscriptions.
+func (r *Set) Subscribable() bool { return r.subscribable }
 
-// provisionSubscriptions starts the subscription bookkeeping and asks the
-// sources for their updates, when the capability is declared.
-func (h *Handler) provisionSubscriptions() {
-	if !h.canSubscribe {
+// StartSubscriptions starts the subscription bookkeeping and asks the
+// sources for their updates, when the capability is declared; idle is
+// session_idle_timeout. It runs after Attach.
+func (r *Set) StartSubscriptions(idle time.Duration) {
+	if !r.subscribable {
 		return
 	}
-	h.subs = newSubscribers(h.sessionIdleTimeout())
-	srv, subs, log := h.mcp, h.subs, h.logger
-	for _, s := range h.catalogSources() {
-		if rs, ok := s.src.(pipeline.ResourceSubscriber); ok {
+	r.subs = newSubscribers(idle)
+	srv, subs, log := r.srv, r.subs, r.Logger
+	for _, s := range r.Sources {
+		if rs, ok := s.Src.(pipeline.ResourceSubscriber); ok {
 			rs.OnResourceUpdated(func(uri string, sessions []string) {
 				for _, id := range sessions {
 					if !subs.has(id) {
@@ -71,38 +64,36 @@ func (h *Handler) provisionSubscriptions() {
 	}
 }
 
-func (h *Handler) subscribeHooks(hooks *server.Hooks) {
+func (r *Set) subscribeHooks(hooks *server.Hooks) {
 	hooks.AddBeforeSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest) {
-		h.refuse(ctx, h.subscribe(ctx, req.Params.URI, true))
+		r.refuse(ctx, r.subscribe(ctx, req.Params.URI, true))
 	})
 	hooks.AddBeforeUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest) {
-		h.refuse(ctx, h.subscribe(ctx, req.Params.URI, false))
+		r.refuse(ctx, r.subscribe(ctx, req.Params.URI, false))
 	})
 }
 
 // refuse puts a failed (un)subscribe on the request's call state, whose
 // writer answers it in place of mcp-go's empty result.
-func (h *Handler) refuse(ctx context.Context, err error) {
+func (r *Set) refuse(ctx context.Context, err error) {
 	perr, ok := err.(*pipeline.Error)
 	if !ok || perr == nil {
 		return
 	}
-	if st := fastpath.CallFrom(ctx); st != nil {
-		st.Fail(perr)
-	}
+	r.Access.Fail(ctx, perr)
 }
 
 // subscribe subscribes (on) or unsubscribes the calling session.
 // A failure is a *pipeline.Error.
-func (h *Handler) subscribe(ctx context.Context, uri string, on bool) error {
-	if !h.canSubscribe || uri == "" {
+func (r *Set) subscribe(ctx context.Context, uri string, on bool) error {
+	if !r.subscribable || uri == "" {
 		return nil // mcp-go refuses it itself
 	}
 	sess := server.ClientSessionFromContext(ctx)
 	if sess == nil || sess.SessionID() == "" {
 		return pipeline.Fail(pipeline.StageResolution, nil, "resources/subscribe needs a session (Mcp-Session-Id)")
 	}
-	src, found := h.resourceOrigin(ctx, uri)
+	src, found := r.resourceOrigin(ctx, uri)
 	switch {
 	case !found && on:
 		return resources.NotFound(ctx, uri)
@@ -110,12 +101,12 @@ func (h *Handler) subscribe(ctx context.Context, uri string, on bool) error {
 		return nil // accepted, never updated (or nothing to unsubscribe)
 	case on:
 		if err := src.SubscribeResource(ctx, uri, sess.SessionID()); err != nil {
-			return h.forwardFailed(ctx, err)
+			return r.failed(ctx, err)
 		}
-		h.subs.add(sess.SessionID(), src)
+		r.subs.add(sess.SessionID(), src)
 	default:
 		if err := src.UnsubscribeResource(ctx, uri, sess.SessionID()); err != nil {
-			return h.forwardFailed(ctx, err)
+			return r.failed(ctx, err)
 		}
 	}
 	return nil
@@ -127,33 +118,73 @@ func (h *Handler) subscribe(ctx context.Context, uri string, on bool) error {
 // for one that cannot be watched (a declared resource, a source whose
 // server does not take them). found is false for a URI that matches
 // nothing, or a declared resource the caller may not read.
-func (h *Handler) resourceOrigin(ctx context.Context, uri string) (src pipeline.ResourceSubscriber, found bool) {
+func (r *Set) resourceOrigin(ctx context.Context, uri string) (src pipeline.ResourceSubscriber, found bool) {
 	watchable := func(cs pipeline.CatalogSource) pipeline.ResourceSubscriber {
 		if rs, ok := cs.(pipeline.ResourceSubscriber); ok && rs.Subscribable() {
 			return rs
 		}
 		return nil
 	}
-	up := h.upstream.p.Load()
-	if cs, ok := up.resourceOrigin[uri]; ok {
+	cat := r.cur.Load()
+	if cs, ok := cat.resourceOrigin[uri]; ok {
 		return watchable(cs), true
 	}
-	if r := h.resources.Static(uri); r != nil {
-		return nil, h.resources.Readable(ctx, r)
+	if res := r.Resources.Static(uri); res != nil {
+		return nil, r.Resources.Readable(ctx, res)
 	}
-	for _, t := range up.templates {
+	for _, t := range cat.templates {
 		if t.Template.URITemplate != nil && t.Template.URITemplate.Regexp().MatchString(uri) {
-			return watchable(up.templateOrigin[t.Template.URITemplate.Raw()]), true
+			return watchable(cat.templateOrigin[t.Template.URITemplate.Raw()]), true
 		}
 	}
-	if r := h.resources.Matching(uri); r != nil {
-		return nil, h.resources.Readable(ctx, r)
+	if res := r.Resources.Matching(uri); res != nil {
+		return nil, r.Resources.Readable(ctx, res)
 	}
-	// A URI nothing lists: the source that owns it (upstream_route.go).
-	if cs := h.unlistedOrigin(uri, func(cs pipeline.CatalogSource) bool { return watchable(cs) != nil }); cs != nil {
+	// A URI nothing lists: the source that owns it (unlistedOrigin).
+	if cs := r.unlistedOrigin(uri, func(cs pipeline.CatalogSource) bool { return watchable(cs) != nil }); cs != nil {
 		return watchable(cs), true
 	}
 	return nil, false
+}
+
+// Busy counts a request (or stream) of session id as activity until the
+// returned function runs, when the session has subscriptions.
+func (r *Set) Busy(id string) func() {
+	s := r.subs
+	if s == nil || id == "" {
+		return func() {}
+	}
+	s.mu.Lock()
+	ss := s.sessions[id]
+	if ss != nil {
+		ss.busy++
+	}
+	s.mu.Unlock()
+	if ss == nil {
+		return func() {}
+	}
+	return func() {
+		s.mu.Lock()
+		ss.busy--
+		ss.last = time.Now()
+		s.mu.Unlock()
+	}
+}
+
+// EndSession ends the subscriptions of session id (its DELETE, its
+// eviction), so that they are gone upstream by the time the client has
+// its answer.
+func (r *Set) EndSession(id string) {
+	if r != nil && r.subs != nil {
+		r.subs.end(id)
+	}
+}
+
+// Close ends every session's subscriptions: this config is gone.
+func (r *Set) Close() {
+	if r != nil && r.subs != nil {
+		r.subs.close()
+	}
 }
 
 // subscribers are the sessions of this config with subscriptions, each
@@ -198,39 +229,6 @@ func (s *subscribers) has(id string) bool {
 	return ok
 }
 
-// trackSubscriber counts a request (or stream) of a session with
-// subscriptions as activity until the returned function runs. A DELETE of
-// a valid session ends its subscriptions first, so that they are gone
-// upstream by the time the client has its answer.
-func (h *Handler) trackSubscriber(r *http.Request) func() {
-	id := r.Header.Get(server.HeaderKeySessionID)
-	if h.subs == nil || id == "" {
-		return func() {}
-	}
-	s := h.subs
-	if r.Method == http.MethodDelete {
-		if sessionCheckOf(r) != nil { // the caller's own session (admitSession)
-			s.end(id)
-		}
-		return func() {}
-	}
-	s.mu.Lock()
-	ss := s.sessions[id]
-	if ss != nil {
-		ss.busy++
-	}
-	s.mu.Unlock()
-	if ss == nil {
-		return func() {}
-	}
-	return func() {
-		s.mu.Lock()
-		ss.busy--
-		ss.last = time.Now()
-		s.mu.Unlock()
-	}
-}
-
 // end removes a session and lets its sources drop its subscriptions.
 func (s *subscribers) end(id string) {
 	s.mu.Lock()
@@ -245,7 +243,7 @@ func (s *subscribers) end(id string) {
 	}
 }
 
-// close ends every session's subscriptions: this config is gone.
+// close ends every session's subscriptions.
 func (s *subscribers) close() {
 	s.stop()
 	s.mu.Lock()
