@@ -23,7 +23,7 @@ type SourceConfig struct {
 	// Name is the source's namespace: its tools are named <name>_<tool>.
 	Name      string          `json:"name"`
 	SourceRaw json.RawMessage `json:"source" caddy:"namespace=mcp.sources inline_key=source"`
-	// Approval is "required" or "writes" (caddyfile_approval.go).
+	// Approval is "required" or "writes" (parseApproval).
 	Approval string `json:"approval,omitempty"`
 	// SourceSelection: prefix, disable, include, exclude.
 	SourceSelection
