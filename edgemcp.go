@@ -8,7 +8,8 @@
 //
 // The Caddy modules themselves are registered by package
 // github.com/edgemcp/edgemcp/caddymodule and by the built-in connectors and
-// sources (guest modules mcp.connectors.* and mcp.sources.*), imported here.
+// sources and the shared store (guest modules mcp.connectors.*, mcp.sources.*
+// and mcp.stores.*), imported here.
 package edgemcp
 
 import (
@@ -22,4 +23,6 @@ import (
 	_ "github.com/edgemcp/edgemcp/sources/graphql"
 	_ "github.com/edgemcp/edgemcp/sources/mcp"
 	_ "github.com/edgemcp/edgemcp/sources/openapi"
+	// The built-in shared store.
+	_ "github.com/edgemcp/edgemcp/stores/redis"
 )

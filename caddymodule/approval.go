@@ -13,15 +13,14 @@ import (
 // provisionApprover makes the approver every tool under a policy shares,
 // with the shared record of spent answers when the config asks for
 // approvals and the nodes share a Redis.
-func (h *Handler) provisionApprover(repl *caddy.Replacer) error {
+func (h *Handler) provisionApprover(ctx caddy.Context, repl *caddy.Replacer) error {
 	opts := approval.Options{Keys: h.sessionIDs.Keys(), Timeout: time.Duration(h.ApprovalTimeout), Audit: h.logger.Named("audit")}
 	url, prefix := h.approvalRedis()
 	if url != "" && h.asksApproval() {
-		store, key, err := acquireRedis(repl.ReplaceKnown(url, ""), approval.RedisTimeout)
+		store, _, err := loadSharedStore(ctx, repl.ReplaceKnown(url, ""), approval.RedisTimeout)
 		if err != nil {
 			return fmt.Errorf("approvals: %v", err)
 		}
-		h.approvalRedisKey = key
 		opts.Shared, opts.Prefix = store, repl.ReplaceKnown(prefix, "")
 	}
 	h.approver = approval.New(opts)
@@ -62,12 +61,4 @@ func (h *Handler) asksApproval() bool {
 		}
 	}
 	return false
-}
-
-// cleanupApprover releases this config's share of the Redis client.
-func (h *Handler) cleanupApprover() {
-	if h.approvalRedisKey != "" {
-		_, _ = redisPools.Delete(h.approvalRedisKey)
-		h.approvalRedisKey = ""
-	}
 }

@@ -44,7 +44,7 @@ func (h *Handler) toolFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	}
 	r := h.tools() // one version for the whole list
 	if r.search != nil {
-		return h.listSearch(ctx, r, tools) // discovery search
+		return h.listSearch(ctx, r, tools) // discovery search (discovery.List)
 	}
 	engine := r.engine
 	aliases := engine.Aliases()

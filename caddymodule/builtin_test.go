@@ -10,4 +10,5 @@ import (
 	_ "github.com/edgemcp/edgemcp/sources/graphql"
 	_ "github.com/edgemcp/edgemcp/sources/mcp"
 	_ "github.com/edgemcp/edgemcp/sources/openapi"
+	_ "github.com/edgemcp/edgemcp/stores/redis"
 )

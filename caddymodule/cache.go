@@ -8,12 +8,10 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/dustin/go-humanize"
 
 	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
-	"github.com/edgemcp/edgemcp/connectors/rediscache"
+	"github.com/edgemcp/edgemcp/internal/sharedstore"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
 )
@@ -44,98 +42,6 @@ type ToolCacheConfig struct {
 	TTL    caddy.Duration `json:"ttl,omitempty"`
 	Shared bool           `json:"shared,omitempty"`
 	Off    bool           `json:"off,omitempty"`
-}
-
-// parseCacheBlock reads
-//
-//	cache {
-//		max_size <size>
-//		default_ttl <duration>
-//		stale_if_error <duration>
-//		redis <url>
-//		key_prefix <prefix>
-//		redis_timeout <duration>
-//	}
-func parseCacheBlock(d *caddyfile.Dispenser, h *Handler) error {
-	if h.Cache != nil {
-		return d.Errf("cache block declared twice")
-	}
-	if d.NextArg() {
-		return d.Errf("cache takes a block, not arguments: cache { max_size ... }")
-	}
-	c := new(CacheConfig)
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		sub := d.Val()
-		var dur *caddy.Duration
-		switch sub {
-		case "max_size":
-			var s string
-			if err := oneArg(d, &s); err != nil {
-				return err
-			}
-			n, err := humanize.ParseBytes(s)
-			if err != nil || n < 1<<20 || n > 1<<40 {
-				return d.Errf("cache: max_size must be a size between 1MiB and 1TiB, got %q", s)
-			}
-			c.MaxSize = int64(n)
-		case "default_ttl":
-			dur = &c.DefaultTTL
-		case "stale_if_error":
-			dur = &c.StaleIfError
-		case "redis_timeout":
-			dur = &c.RedisTimeout
-		case "redis":
-			if err := oneArg(d, &c.Redis); err != nil {
-				return err
-			}
-			if !strings.HasPrefix(c.Redis, "redis://") && !strings.HasPrefix(c.Redis, "rediss://") && !strings.HasPrefix(c.Redis, "{") {
-				return d.Errf("cache: redis wants a redis:// or rediss:// URL")
-			}
-		case "key_prefix":
-			if err := oneArg(d, &c.KeyPrefix); err != nil {
-				return err
-			}
-		default:
-			return d.Errf("cache: unrecognized sub-directive %q (want max_size, default_ttl, stale_if_error, redis, key_prefix, redis_timeout)", sub)
-		}
-		if dur != nil {
-			v, err := durationArg(d)
-			if err != nil {
-				return err
-			}
-			*dur = caddy.Duration(v)
-		}
-	}
-	h.Cache = c
-	return nil
-}
-
-// parseToolCache reads a tool's `cache <ttl>`, `cache off`, `cache shared`
-// or `cache shared <ttl>` (the two words in either order).
-func parseToolCache(d *caddyfile.Dispenser, tool string) (*ToolCacheConfig, error) {
-	args := d.RemainingArgs()
-	if len(args) == 0 || len(args) > 2 {
-		return nil, d.Errf("tool %q: usage: cache <ttl> | cache off | cache shared [<ttl>]", tool)
-	}
-	c := new(ToolCacheConfig)
-	for _, a := range args {
-		switch {
-		case a == "off":
-			c.Off = true
-		case a == "shared" && !c.Shared:
-			c.Shared = true
-		default:
-			ttl, err := caddy.ParseDuration(a)
-			if err != nil || ttl <= 0 || c.TTL != 0 {
-				return nil, d.Errf("tool %q: cache: invalid ttl %q (usage: cache <ttl> | cache off | cache shared [<ttl>])", tool, a)
-			}
-			c.TTL = caddy.Duration(ttl)
-		}
-	}
-	if c.Off && len(args) > 1 {
-		return nil, d.Errf("tool %q: cache off takes nothing else", tool)
-	}
-	return c, nil
 }
 
 // cachePolicy is the effective policy of a tool: its own `cache` line, else
@@ -203,9 +109,9 @@ func (h *Handler) provisionCache(ctx caddy.Context, tools, sourced []*pipeline.T
 		cfg.KeyPrefix = repl.ReplaceKnown(b.KeyPrefix, "")
 		cfg.StoreTimeout = time.Duration(b.RedisTimeout)
 		if b.Redis != "" {
-			store, key, err := acquireRedis(repl.ReplaceKnown(b.Redis, ""), cfg.StoreTimeout)
+			store, key, err := loadSharedStore(ctx, repl.ReplaceKnown(b.Redis, ""), cfg.StoreTimeout)
 			if err != nil {
-				return err
+				return fmt.Errorf("cache: %v", err)
 			}
 			h.redisKey = key
 			cfg.Store = store
@@ -241,10 +147,7 @@ func (h *Handler) cleanupCache() {
 		h.cacheKey = ""
 	}
 	h.cache = nil
-	if h.redisKey != "" {
-		_, _ = redisPools.Delete(h.redisKey)
-		h.redisKey = ""
-	}
+	h.redisKey = ""
 }
 
 // CacheStats returns the result cache's counters (zero when nothing is
@@ -281,30 +184,16 @@ func (h *Handler) cachePoolKey(cfg cache.Config) string {
 	return hex.EncodeToString(sum.Sum(nil))
 }
 
-// redisPools shares Redis clients across reloads, as connectorPools does
-// for databases: in-flight calls of the old config keep a working client.
-var redisPools = caddy.NewUsagePool()
-
-type sharedRedis struct{ *rediscache.Store }
-
-func (s sharedRedis) Destruct() error { return s.Close() }
-
-// acquireRedis returns the shared client for url. The key holds the URL
-// (and any password) and must never be logged.
-func acquireRedis(url string, timeout time.Duration) (*rediscache.Store, string, error) {
+// loadSharedStore loads the shared store for the Redis at url
+// (sharedstore.Redis). The key names the store for a cache's pool key: it
+// holds the URL (and any password) and must never be logged.
+func loadSharedStore(ctx caddy.Context, url string, timeout time.Duration) (pipeline.SharedStore, string, error) {
 	if timeout <= 0 {
 		timeout = 100 * time.Millisecond
 	}
-	key := fmt.Sprintf("%s\x00%d", url, timeout)
-	val, _, err := redisPools.LoadOrNew(key, func() (caddy.Destructor, error) {
-		s, err := rediscache.Open(url, timeout)
-		if err != nil {
-			return nil, err
-		}
-		return sharedRedis{s}, nil
-	})
+	store, err := sharedstore.Redis(ctx, url, timeout)
 	if err != nil {
-		return nil, "", fmt.Errorf("cache: %v", err)
+		return nil, "", err
 	}
-	return val.(sharedRedis).Store, key, nil
+	return store, fmt.Sprintf("%s\x00%d", url, timeout), nil
 }

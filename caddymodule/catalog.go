@@ -4,28 +4,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-
 	"github.com/edgemcp/edgemcp/caddymodule/auth"
 	"github.com/edgemcp/edgemcp/caddymodule/catalog"
 )
-
-// parseCatalog reads `catalog on|off`.
-func parseCatalog(d *caddyfile.Dispenser, h *Handler) error {
-	var v string
-	if err := oneArg(d, &v); err != nil {
-		return err
-	}
-	switch v {
-	case "off":
-		h.CatalogOff = true
-	case "on":
-		h.CatalogOff = false
-	default:
-		return d.Errf("catalog must be on or off, got %q", v)
-	}
-	return nil
-}
 
 // newCatalog is the endpoint's catalog page (catalog.Catalog); nil with
 // `catalog off`. The auth providers are provisioned first.

@@ -1,14 +1,23 @@
 package caddymodule
 
-import "github.com/caddyserver/caddy/v2"
+import (
+	"encoding/json"
+
+	"github.com/caddyserver/caddy/v2"
+)
 
 // The JSON configuration of the mcp handler. The Caddyfile adapter produces
 // exactly this model, so `caddy adapt` output round-trips.
 
-// ConnectorConfig declares a named database connection.
+// ConnectorConfig declares a named database connection. Its JSON is one
+// flat object shared by the gateway and the connector's driver: the
+// fields below are the gateway's, every other key belongs to the guest
+// module mcp.connectors.<type> (DriverRaw; a Postgres connector's roles,
+// an SQLite connector's seed).
 type ConnectorConfig struct {
 	Name string `json:"name"`
-	// Type is the backend: postgres, mysql, sqlite or redis.
+	// Type is the driver: postgres, mysql, sqlite, redis or one added
+	// with xcaddy.
 	Type string `json:"type"`
 	// DSN is the connection string (postgres, mysql), URL (redis) or
 	// file path (sqlite).
@@ -24,9 +33,6 @@ type ConnectorConfig struct {
 	// are collected (default 4 MiB, pipeline.DefaultMaxResultSize); a
 	// result counting more fails.
 	MaxResultSize int64 `json:"max_result_size,omitempty"`
-	// Seed (sqlite) is an SQL file that creates the database file when it
-	// does not exist yet.
-	Seed string `json:"seed,omitempty"`
 
 	// Database safety and resilience (README "Database safety").
 
@@ -49,23 +55,18 @@ type ConnectorConfig struct {
 	// (Caddyfile block_functions none, or only <name...>).
 	NoDefaultBlocks bool `json:"no_default_block_functions,omitempty"`
 
-	// The verified caller handed to the database with each statement
-	// (README "Database safety", connectors whose driver is a
-	// pipeline.IdentityDriver: postgres). ClaimsSetting names the setting
-	// that receives the claims as JSON (request.jwt.claims); RoleClaim the
-	// claim whose value, one of Roles, becomes the statement's role.
-	ClaimsSetting string   `json:"claims_setting,omitempty"`
-	RoleClaim     string   `json:"role_claim,omitempty"`
-	Roles         []string `json:"roles,omitempty"`
-
 	// Approval is "required" or "writes": its tools ask the caller's
-	// client before they run (caddyfile_approval.go).
+	// client before they run (parseApproval).
 	Approval string `json:"approval,omitempty"`
-}
 
-// passesIdentity reports whether the connector hands the caller to the
-// database, so that its tools need an auth provider and a per-caller cache.
-func (c ConnectorConfig) passesIdentity() bool { return c.ClaimsSetting != "" || c.RoleClaim != "" }
+	// DriverRaw is the driver's part of the object, its "type" included;
+	// MarshalJSON and UnmarshalJSON merge and split the two.
+	DriverRaw json.RawMessage `json:"-" caddy:"namespace=mcp.connectors inline_key=type"`
+
+	// driver is the module of DriverRaw: loaded by Provision, or read from
+	// the Caddyfile while it is adapted.
+	driver any
+}
 
 // ToolConfig declares one tool.
 type ToolConfig struct {
@@ -87,7 +88,7 @@ type ToolConfig struct {
 	// Approval is "required" (ask the caller's client before every call)
 	// or "off" (not even under its connector's policy).
 	Approval string `json:"approval,omitempty"`
-	// ToolScripts: handler, mappers and script settings (caddyfile_scripts.go).
+	// ToolScripts: handler, mappers and script settings (parseToolScripts).
 	ToolScripts
 
 	statementAt string // Caddyfile file:line of the statement, for adapt-time errors
@@ -111,4 +112,43 @@ type AnnotationsConfig struct {
 	Destructive *bool `json:"destructive,omitempty"`
 	Idempotent  *bool `json:"idempotent,omitempty"`
 	OpenWorld   *bool `json:"open_world,omitempty"`
+}
+
+// ScriptSettings are the endpoint-wide script settings (embedded in
+// Handler): defaults for every tool's scripts.
+type ScriptSettings struct {
+	// ScriptTimeout bounds one script call (default 1s).
+	ScriptTimeout caddy.Duration `json:"script_timeout,omitempty"`
+	// FetchAllow lists the hosts scripts may fetch() from; empty: scripts
+	// have no fetch.
+	FetchAllow []string `json:"fetch_allow,omitempty"`
+	// ScriptMaxInput and ScriptMaxOutput bound the JSON size of what a
+	// script receives and returns, in bytes (default 1 MiB each).
+	ScriptMaxInput  int64 `json:"script_max_input,omitempty"`
+	ScriptMaxOutput int64 `json:"script_max_output,omitempty"`
+	// ScriptMaxMemory is the memory budget of one script call for the
+	// builtins that allocate much from a short expression (README,
+	// Scripts), in bytes (default 64 MiB).
+	ScriptMaxMemory int64 `json:"script_max_memory,omitempty"`
+}
+
+// ToolScripts are a tool's scripts (embedded in ToolConfig).
+type ToolScripts struct {
+	// Handler is path/to/file.js[#export]: a script-backed tool.
+	Handler string `json:"handler,omitempty"`
+	// Mappers transform the inputs before and the results after execution.
+	Mappers *MappersConfig `json:"mappers,omitempty"`
+	// ScriptSettings override the endpoint's for this tool's scripts.
+	ScriptSettings
+
+	// noExecution is the Caddyfile error for a tool with neither use nor
+	// handler; it stands unless scripts_dir (possibly declared after the
+	// tool) may provide a handler.
+	noExecution error
+}
+
+// MappersConfig names a tool's mapper scripts (path/to/file.js[#export]).
+type MappersConfig struct {
+	Input  string `json:"input,omitempty"`
+	Output string `json:"output,omitempty"`
 }

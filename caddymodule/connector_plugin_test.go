@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
@@ -20,7 +21,17 @@ type echoDriver struct{}
 func init() { caddy.RegisterModule(echoDriver{}) }
 
 func (echoDriver) CaddyModule() caddy.ModuleInfo {
-	return caddy.ModuleInfo{ID: "mcp.connectors.echo_test", New: func() caddy.Module { return echoDriver{} }}
+	return caddy.ModuleInfo{ID: "mcp.connectors.echo_test", New: func() caddy.Module { return new(echoDriver) }}
+}
+
+// UnmarshalCaddyfile reads the connector block: no options of its own.
+func (echoDriver) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next()
+	d.RemainingArgs()
+	for d.NextBlock(0) {
+		return d.Errf("unrecognized sub-directive %q", d.Val())
+	}
+	return nil
 }
 
 func (echoDriver) Dialect() sqltemplate.Dialect { return sqltemplate.Postgres }

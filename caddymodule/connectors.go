@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,35 +25,6 @@ var connectorPools = caddy.NewUsagePool()
 // mysql, sqlite and redis are built in; a third party adds one with xcaddy
 // --with), each a pipeline.SQLDriver or pipeline.CommandDriver.
 
-// connectorDriver returns the driver of a connector type, or an error that
-// lists the types this build has.
-func connectorDriver(typ string) (any, error) {
-	info, err := caddy.GetModule("mcp.connectors." + typ)
-	if err != nil {
-		return nil, fmt.Errorf("unknown type %q (want %s)", typ, knownConnectorTypes())
-	}
-	drv := info.New()
-	switch drv.(type) {
-	case pipeline.SQLDriver, pipeline.CommandDriver:
-		return drv, nil
-	}
-	return nil, fmt.Errorf("module mcp.connectors.%s (%T) is neither an SQL nor a command driver", typ, drv)
-}
-
-// sqlDriver is the SQL driver of a type; ok is false for other types.
-func sqlDriver(typ string) (pipeline.SQLDriver, bool) {
-	drv, err := connectorDriver(typ)
-	d, ok := drv.(pipeline.SQLDriver)
-	return d, err == nil && ok
-}
-
-// commandDriver is the command driver of a type; ok is false for others.
-func commandDriver(typ string) (pipeline.CommandDriver, bool) {
-	drv, err := connectorDriver(typ)
-	d, ok := drv.(pipeline.CommandDriver)
-	return d, err == nil && ok
-}
-
 // knownConnectorTypes lists the connector modules of this build.
 func knownConnectorTypes() string {
 	var names []string
@@ -63,18 +35,94 @@ func knownConnectorTypes() string {
 	return strings.Join(names, ", ")
 }
 
+// checkConnectorType reports an unknown type with the types this build has.
+func checkConnectorType(typ string) error {
+	if _, err := caddy.GetModule("mcp.connectors." + typ); err != nil {
+		return fmt.Errorf("unknown type %q (want %s)", typ, knownConnectorTypes())
+	}
+	return nil
+}
+
+// loadDriver loads the connector's driver module with Caddy (which
+// provisions and validates it) and keeps it in c.driver.
+func loadDriver(ctx caddy.Context, c *ConnectorConfig) error {
+	if err := checkConnectorType(c.Type); err != nil {
+		return fmt.Errorf("connector %q: %v", c.Name, err)
+	}
+	if len(c.DriverRaw) == 0 {
+		c.DriverRaw = json.RawMessage(fmt.Sprintf(`{"type":%q}`, c.Type))
+	}
+	if err := checkDriverKeys(*c); err != nil {
+		return err
+	}
+	mod, err := ctx.LoadModule(c, "DriverRaw")
+	if err != nil {
+		return fmt.Errorf("connector %q: %v", c.Name, err)
+	}
+	return c.setDriver(mod)
+}
+
+// setDriver keeps a driver that is one of the two kinds.
+func (c *ConnectorConfig) setDriver(mod any) error {
+	switch mod.(type) {
+	case pipeline.SQLDriver, pipeline.CommandDriver:
+		c.driver = mod
+		return nil
+	}
+	return fmt.Errorf("connector %q: module mcp.connectors.%s (%T) is neither an SQL nor a command driver", c.Name, c.Type, mod)
+}
+
+// module is the connector's driver: the one Provision loaded or the
+// Caddyfile read, else decoded from DriverRaw, unprovisioned (for the
+// checks of a config that is not loaded, and tests).
+func (c *ConnectorConfig) module() (any, error) {
+	if c.driver != nil {
+		return c.driver, nil
+	}
+	info, err := caddy.GetModule("mcp.connectors." + c.Type)
+	if err != nil {
+		return nil, fmt.Errorf("connector %q: %v", c.Name, checkConnectorType(c.Type))
+	}
+	mod := info.New()
+	if len(c.DriverRaw) > 0 {
+		var opts map[string]json.RawMessage
+		if err := json.Unmarshal(c.DriverRaw, &opts); err != nil {
+			return nil, fmt.Errorf("connector %q: %v", c.Name, err)
+		}
+		delete(opts, "type")
+		b, _ := json.Marshal(opts)
+		if err := caddy.StrictUnmarshalJSON(b, mod); err != nil {
+			return nil, fmt.Errorf("connector %q: %v", c.Name, err)
+		}
+	}
+	return mod, c.setDriver(mod)
+}
+
+// sqlDriver is the connector's SQL driver; ok is false for other kinds.
+func (c ConnectorConfig) sqlDriver() (pipeline.SQLDriver, bool) {
+	mod, err := c.module()
+	d, ok := mod.(pipeline.SQLDriver)
+	return d, err == nil && ok
+}
+
+// commandDriver is the connector's command driver; ok is false for others.
+func (c ConnectorConfig) commandDriver() (pipeline.CommandDriver, bool) {
+	mod, err := c.module()
+	d, ok := mod.(pipeline.CommandDriver)
+	return d, err == nil && ok
+}
+
 // connectorSpec is what a driver gets of an (expanded) connector config.
 func connectorSpec(c ConnectorConfig) pipeline.ConnectorSpec {
 	return pipeline.ConnectorSpec{DSN: c.DSN, MaxConns: c.MaxConns, ReadOnly: c.ReadOnly,
-		StatementTimeout: time.Duration(c.StatementTimeout), MaxRows: c.MaxRows, MaxResultSize: c.MaxResultSize, Seed: c.Seed,
-		ClaimsSetting: c.ClaimsSetting, RoleClaim: c.RoleClaim, Roles: c.Roles}
+		StatementTimeout: time.Duration(c.StatementTimeout), MaxRows: c.MaxRows, MaxResultSize: c.MaxResultSize}
 }
 
 // sharedConnector is a UsagePool value.
 type sharedConnector struct {
 	pipeline.SQLConnector
 	close func()
-	guard *connguard.Pool // health and connection slots (connector_guard.go)
+	guard *connguard.Pool // health and connection slots (newGuardPool)
 }
 
 func (s *sharedConnector) Destruct() error {
@@ -83,11 +131,12 @@ func (s *sharedConnector) Destruct() error {
 	return nil
 }
 
-// poolKey identifies a pool by everything that shapes it. It holds the DSN
+// poolKey identifies a pool by everything that shapes it: the shared
+// settings and the driver's own options, as provisioned. It holds the DSN
 // (with any password) and so must never be logged.
 func poolKey(c ConnectorConfig) string {
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%t\x00%d\x00%s\x00%d\x00%d\x00%s\x00%s\x00%q", c.Type, c.DSN, c.MaxConns, c.ReadOnly, c.StatementTimeout, c.Seed, c.MaxRows, c.MaxResultSize,
-		c.ClaimsSetting, c.RoleClaim, c.Roles)
+	opts, _ := json.Marshal(c.driver)
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%t\x00%d\x00%d\x00%d\x00%s", c.Type, c.DSN, c.MaxConns, c.ReadOnly, c.StatementTimeout, c.MaxRows, c.MaxResultSize, opts)
 }
 
 // openShared returns the UsagePool entry of c, built by create when no
@@ -111,11 +160,10 @@ func openShared(c ConnectorConfig, create func(ctx context.Context) (caddy.Destr
 // acquireConnector returns the shared pool for c, opening it if no config
 // uses it yet. The caller must releaseConnector(key) exactly once.
 func acquireConnector(c ConnectorConfig) (pipeline.SQLConnector, string, error) {
-	drv, err := connectorDriver(c.Type)
-	if err != nil {
-		return nil, "", fmt.Errorf("connector %q: %v", c.Name, err)
+	if _, err := c.module(); err != nil {
+		return nil, "", err
 	}
-	sqlDrv, ok := drv.(pipeline.SQLDriver)
+	sqlDrv, ok := c.sqlDriver()
 	if !ok {
 		return nil, "", fmt.Errorf("connector %q: type %s does not run SQL statements", c.Name, c.Type)
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cmdtemplate"
@@ -14,35 +13,7 @@ import (
 
 // Command connectors (redis) run one command per call instead of an SQL
 // statement. They share the pool registry and keys of the SQL connectors
-// (connectors.go) but open a pipeline.CommandConnector.
-
-// checkCommandTool compiles and checks, while the Caddyfile is adapted, the
-// statement of a tool that uses an already declared command connector, so
-// that `caddy adapt` reports a refused command with file and line.
-// Provision checks again (JSON configs do not come through here).
-func checkCommandTool(d *caddyfile.Dispenser, conns []ConnectorConfig, t ToolConfig) error {
-	for _, c := range conns {
-		drv, ok := commandDriver(c.Type)
-		if c.Name != t.Use || !ok {
-			continue
-		}
-		names := make(map[string]bool, len(t.Inputs))
-		for _, in := range t.Inputs {
-			names[in.Name] = true
-		}
-		// Environment values are not known yet: any text will do, the
-		// command name must be literal anyway.
-		anyEnv := func(string) (string, bool) { return "env", true }
-		cmd, err := cmdtemplate.Compile(strings.TrimSpace(t.Statement), cmdtemplate.Options{Inputs: names, LookupEnv: anyEnv})
-		if err != nil {
-			return d.Errf("tool %q: statement: %v", t.Name, err)
-		}
-		if err := drv.CheckCommand(cmd, c.ReadOnly); err != nil {
-			return d.Errf("tool %q: statement on connector %q: %s", t.Name, c.Name, pipeline.SafeText(err, "refused"))
-		}
-	}
-	return nil
-}
+// (acquireConnector) but open a pipeline.CommandConnector.
 
 // sharedCommandConnector is a UsagePool value.
 type sharedCommandConnector struct {
@@ -59,7 +30,7 @@ func (s *sharedCommandConnector) Destruct() error {
 // is false when c is not one (the caller then opens an SQL connector).
 // The caller must releaseConnector(key) exactly once.
 func acquireCommandConnector(c ConnectorConfig) (ref connectorRef, key string, ok bool, err error) {
-	drv, ok := commandDriver(c.Type)
+	drv, ok := c.commandDriver()
 	if !ok {
 		return ref, "", false, nil
 	}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
@@ -34,52 +32,6 @@ type DiscoveryConfig struct {
 	Auto int `json:"auto,omitempty"`
 	// Pin lists tools listed directly in search mode (names or aliases).
 	Pin []string `json:"pin,omitempty"`
-}
-
-// parseDiscovery reads the discovery directive.
-func parseDiscovery(d *caddyfile.Dispenser, h *Handler) error {
-	if h.Discovery != nil {
-		return d.Errf("discovery declared twice")
-	}
-	usage := "usage: discovery list|search|auto <number of tools> [{ pin <tool...> }]"
-	if !d.NextArg() {
-		return d.Errf("%s", usage)
-	}
-	c := &DiscoveryConfig{Mode: d.Val()}
-	switch c.Mode {
-	case discoveryList, discoverySearch:
-	case discoveryAuto:
-		if !d.NextArg() {
-			return d.Errf("discovery auto needs the number of tools above which tools/list turns to search")
-		}
-		n, err := strconv.Atoi(d.Val())
-		if err != nil || n < 1 {
-			return d.Errf("discovery auto: %q is not a positive number of tools", d.Val())
-		}
-		c.Auto = n
-	default:
-		return d.Errf("discovery: unknown mode %q; %s", c.Mode, usage)
-	}
-	if d.NextArg() {
-		return d.Errf("discovery %s: unexpected %q; %s", c.Mode, d.Val(), usage)
-	}
-	for d.NextBlock(1) {
-		switch sub := d.Val(); sub {
-		case "pin":
-			if c.Mode == discoveryList {
-				return d.Errf("pin: discovery list lists every tool already; pins apply to search and auto")
-			}
-			names := d.RemainingArgs()
-			if len(names) == 0 {
-				return d.Errf("pin needs at least one tool name")
-			}
-			c.Pin = append(c.Pin, names...)
-		default:
-			return d.Errf("discovery: unrecognized sub-directive %q (want pin)", sub)
-		}
-	}
-	h.Discovery = c
-	return nil
 }
 
 // Validate checks a discovery config that did not come from a Caddyfile.

@@ -460,7 +460,7 @@ func TestIdentityValuesRefusedAtProvision(t *testing.T) {
 		{"claims_setting on sqlite", `{"name":"lite","type":"sqlite","dsn":":memory:","claims_setting":"request.jwt.claims"}`, `{"name":"t","description":"d","use":"lite","statement":"SELECT 1 AS s"}`,
 			`connector "lite": claims_setting, role_claim and roles are for connectors that hand the caller to the database (postgres), not sqlite`},
 		{"roles without role_claim", `{"name":"pg","type":"postgres","dsn":"postgres://x@127.0.0.1:1/x","roles":["a"]}`, `{"name":"t","description":"d","use":"pg","statement":"SELECT 1 AS s"}`,
-			`connector "pg": roles needs role_claim <claim>`},
+			`connector "pg": loading module 'postgres': mcp.connectors.postgres: invalid configuration: roles needs role_claim <claim>`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := load(tc.connector, tc.tool); err == nil || !strings.Contains(err.Error(), tc.want) {

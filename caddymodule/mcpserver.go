@@ -8,7 +8,7 @@ import (
 
 	"github.com/edgemcp/edgemcp/caddymodule/approval"
 	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
-	"github.com/edgemcp/edgemcp/caddymodule/relay"
+	"github.com/edgemcp/edgemcp/caddymodule/upstreams"
 )
 
 const defaultSessionIdleTimeout = 30 * time.Minute
@@ -27,13 +27,13 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithToolHandlerMiddleware(approval.WithRoundTrip),
 	}, h.resourcePromptOptions()...)
 	hooks := &server.Hooks{}
-	h.resources.Hooks(hooks, relay.CatchAllTemplate)
-	h.relay.Hooks(hooks)           // instructions, subscriptions
+	h.resources.Hooks(hooks, upstreams.CatchAllTemplate)
+	h.upstreams.Hooks(hooks)       // instructions, subscriptions
 	h.fast.Sessions().Hooks(hooks) // the sessions a direct call may talk to
 	opts = append(opts, server.WithHooks(hooks))
 	srv := server.NewMCPServer(h.ServerName, h.ServerVersion, opts...)
 	srv.AddTools(h.serverTools(h.tools())...)
-	h.relay.Attach(srv)
+	h.upstreams.Attach(srv)
 
 	idle := h.sessionIdleTimeout()
 	// Signed session ids (session.IDs), held by the handler so the direct

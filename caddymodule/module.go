@@ -7,8 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -22,14 +20,13 @@ import (
 	"github.com/edgemcp/edgemcp/caddymodule/limits"
 	"github.com/edgemcp/edgemcp/caddymodule/prompts"
 	"github.com/edgemcp/edgemcp/caddymodule/redact"
-	"github.com/edgemcp/edgemcp/caddymodule/relay"
 	"github.com/edgemcp/edgemcp/caddymodule/resources"
 	"github.com/edgemcp/edgemcp/caddymodule/session"
 	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
+	"github.com/edgemcp/edgemcp/caddymodule/upstreams"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
-	"github.com/edgemcp/edgemcp/pipeline/script"
 )
 
 func init() {
@@ -82,7 +79,7 @@ type Handler struct {
 	SessionKeys []string `json:"session_keys,omitempty"`
 	// ScriptSettings: script_timeout, fetch_allow, script_max_input,
 	// script_max_output and script_max_memory for every tool
-	// (caddyfile_scripts.go).
+	// (parseScriptSetting).
 	ScriptSettings
 	// CatalogOff disables the HTML tool catalog served to browsers (catalog.Catalog).
 	CatalogOff bool `json:"catalog_off,omitempty"`
@@ -118,20 +115,16 @@ type Handler struct {
 	sessionIDs *session.IDs
 	sessions   *session.Limit     // nil without max_sessions
 	approver   *approval.Approver // asks a person before a tool runs
-	// approvalRedisKey holds the approvals' share of a Redis client
-	// (approval.Options).
-	approvalRedisKey string
-	mcp              *server.MCPServer
-	streamable       *server.StreamableHTTPServer
-	poolKeys         []string
-	logger           *zap.Logger
-	cache            *cache.Cache
-	cacheKey         string
-	redisKey         string
+	mcp        *server.MCPServer
+	streamable *server.StreamableHTTPServer
+	poolKeys   []string
+	logger     *zap.Logger
+	cache      *cache.Cache
+	cacheKey   string
+	redisKey   string
 
-	limits        *limits.Limiter   // rate limits over their counters (limits.Limiter)
-	inFlight      *session.InFlight // nil without max_concurrent
-	limitRedisKey string
+	limits   *limits.Limiter   // rate limits over their counters
+	inFlight *session.InFlight // nil without max_concurrent
 
 	calls   *telemetry.Recorder // opens each call's telemetry
 	catalog *catalog.Catalog    // the page for browsers; nil with `catalog off`
@@ -143,7 +136,7 @@ type Handler struct {
 
 	resources *resources.Set // the declared resources
 	prompts   *prompts.Set   // the declared prompts
-	relay     *relay.Relay   // the sources' resources and prompts, and subscriptions
+	upstreams *upstreams.Set // the sources' resources and prompts, and subscriptions
 }
 
 // CaddyModule returns the Caddy module information.
@@ -165,148 +158,6 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	h.logger = scrub.Logger(ctx.Logger())
 	return scrub.Err(h.provision(ctx))
-}
-
-func (h *Handler) provision(ctx caddy.Context) error {
-	repl := caddy.NewReplacer()
-	if h.ServerName == "" {
-		h.ServerName = defaultServerName
-	}
-	if h.ServerVersion == "" {
-		h.ServerVersion = Version
-	}
-	if h.ErrorMode == "" {
-		h.ErrorMode = errorModeJSONRPC
-	}
-	if h.ErrorDetail == "" {
-		h.ErrorDetail = errorDetailSafe
-	}
-	if h.MaxConcurrent > 0 {
-		h.inFlight = session.NewInFlight(h.MaxConcurrent)
-	}
-	if h.MaxBodySize == 0 {
-		h.MaxBodySize = defaultMaxBodySize
-	}
-
-	conns := make(map[string]connectorRef, len(h.Connectors))
-	for _, c := range h.Connectors {
-		if _, dup := conns[c.Name]; dup {
-			return fmt.Errorf("connector %q declared twice", c.Name)
-		}
-		expanded := c
-		expanded.DSN = repl.ReplaceKnown(c.DSN, "")
-		expanded.Seed = repl.ReplaceKnown(c.Seed, "")
-		if strings.TrimSpace(expanded.DSN) == "" {
-			return fmt.Errorf("connector %q: empty dsn (is the environment variable set?)", c.Name)
-		}
-		if err := validateConnectorIdentity(c); err != nil {
-			return err
-		}
-		if ref, key, ok, err := acquireCommandConnector(expanded); ok {
-			if err != nil {
-				return err
-			}
-			h.poolKeys = append(h.poolKeys, key)
-			ref.config = c
-			conns[c.Name] = ref
-			continue
-		}
-		conn, key, err := acquireConnector(expanded)
-		if err != nil {
-			return err
-		}
-		h.poolKeys = append(h.poolKeys, key)
-		conns[c.Name] = connectorRef{config: c, conn: conn}
-	}
-
-	if err := h.HostGate.provision(ctx); err != nil {
-		return err
-	}
-	h.errorRoutes = hasErrorRoutes(ctx)
-	if err := h.provisionSessionKeys(repl); err != nil {
-		return err
-	}
-	if err := h.provisionApprover(repl); err != nil {
-		return err
-	}
-	if err := h.provisionAuth(ctx); err != nil {
-		return err
-	}
-	tools := make([]*pipeline.Tool, 0, len(h.Tools))
-	scripts := script.NewLoader()
-	for _, tc := range h.Tools {
-		t, err := buildTool(tc, conns, repl, os.LookupEnv)
-		if err != nil {
-			return err
-		}
-		if t.Auth, err = h.toolAuth(tc); err != nil {
-			return err
-		}
-		if err := checkIdentityValues(t); err != nil {
-			return err
-		}
-		if err := h.attachScripts(ctx, t, tc, scripts, repl); err != nil {
-			return err
-		}
-		if err := h.applyApproval(t, tc.Approval, conns[tc.Use].config.Approval); err != nil {
-			return err
-		}
-		tools = append(tools, t)
-	}
-	h.declared = tools
-	if err := h.buildResources(ctx, conns, repl, scripts); err != nil {
-		return err
-	}
-	if err := h.provisionPrompts(repl); err != nil {
-		return err
-	}
-	h.connTypes = make(map[string]string, len(conns))
-	for name, ref := range conns {
-		h.connTypes[name] = ref.config.Type
-	}
-	if err := h.provisionSources(ctx); err != nil {
-		return err
-	}
-	sourced, err := h.sourceTools()
-	if err != nil {
-		return err
-	}
-	if err := sourcetools.CheckNames(h.declared, sourced); err != nil {
-		return err
-	}
-	h.warnUnapprovedCatalogs()
-	if err := h.provisionRelay(); err != nil {
-		return err
-	}
-	if err := h.provisionCache(ctx, tools, sourced, repl); err != nil {
-		return err
-	}
-	if err := h.provisionRateLimits(repl); err != nil {
-		return err
-	}
-	h.applyToolLimits(tools)
-	reg, err := h.newRegistry(append(append([]*pipeline.Tool(nil), tools...), sourced...))
-	if err != nil {
-		return err
-	}
-	if err := h.checkPins(reg.engine); err != nil {
-		return err
-	}
-	h.setTools(reg)
-	h.provisionObservability(ctx, conns)
-	h.catalog = h.newCatalog()
-	h.mcp, h.streamable = h.newMCPServer(ctx)
-	h.relay.StartSubscriptions(h.sessionIdleTimeout())
-	if h.MaxSessions > 0 {
-		streamable, rel := h.streamable, h.relay
-		h.sessions = session.NewLimit(h.MaxSessions, h.sessionIdleTimeout(), func(id string) {
-			session.End(streamable, id)
-			rel.EndSession(id)
-		})
-	}
-	sourcetools.Watch(h.sources, h.swapTools)
-	h.logger.Debug("mcp endpoint provisioned", zap.Int("tools", len(reg.engine.Tools())), zap.Int("connectors", len(conns)))
-	return nil
 }
 
 // Validate checks settings that have a fixed set of values.
@@ -355,10 +206,8 @@ func (h *Handler) Cleanup() error {
 		_ = h.streamable.Shutdown(ctx)
 		cancel()
 	}
-	h.relay.Close()
+	h.upstreams.Close()
 	h.cleanupCache()
-	h.cleanupRateLimits()
-	h.cleanupApprover()
 	telemetry.Unexpose(h)
 	for _, key := range h.poolKeys {
 		releaseConnector(key)

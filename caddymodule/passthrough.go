@@ -12,7 +12,7 @@ import (
 // resources/list, resources/templates/list, prompts/list) when some entry
 // of it comes from a source that gave its own text (fastpath.ListEntries).
 func (h *Handler) passOnList(c *fastpath.Call, method string) {
-	up := h.relay.Catalog()
+	up := h.upstreams.Catalog()
 	switch mcp.MCPMethod(method) {
 	case mcp.MethodToolsList:
 		c.List = h.tools().Tools().ToolListings()

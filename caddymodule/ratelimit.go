@@ -3,17 +3,14 @@ package caddymodule
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/caddymodule/access"
 	"github.com/edgemcp/edgemcp/caddymodule/limits"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
-	"github.com/edgemcp/edgemcp/connectors/rediscache"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/backoff"
 	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
@@ -42,32 +39,6 @@ type RateLimitStoreConfig struct {
 	Prefix string `json:"prefix,omitempty"`
 }
 
-// parseRateLimit reads `rate_limit <n> per <duration> [by subject|ip|tool]`.
-func parseRateLimit(d *caddyfile.Dispenser) (*RateLimitConfig, error) {
-	args := d.RemainingArgs()
-	if len(args) != 3 && len(args) != 5 || args[1] != "per" || (len(args) == 5 && args[3] != "by") {
-		return nil, d.Errf("usage: rate_limit <n> per <duration> [by subject|ip|tool]")
-	}
-	n, err := strconv.Atoi(args[0])
-	if err != nil || n < 1 {
-		return nil, d.Errf("rate_limit: %q is not a positive number of calls", args[0])
-	}
-	per, err := caddy.ParseDuration(args[2])
-	if err != nil || per <= 0 {
-		return nil, d.Errf("rate_limit: %q is not a positive duration", args[2])
-	}
-	c := &RateLimitConfig{N: n, Period: caddy.Duration(per)}
-	if len(args) == 5 {
-		switch args[4] {
-		case "subject", "ip", "tool":
-			c.By = args[4]
-		default:
-			return nil, d.Errf("rate_limit: by %q: want subject, ip or tool", args[4])
-		}
-	}
-	return c, nil
-}
-
 // rule is the runtime form of c; nil for nil.
 func (c *RateLimitConfig) rule() *limits.Rule {
 	if c == nil {
@@ -81,24 +52,23 @@ func (c *RateLimitConfig) rule() *limits.Rule {
 const rateLimitRedisRetry = 2 * time.Second
 
 // provisionRateLimits makes the counters' store.
-func (h *Handler) provisionRateLimits(repl *caddy.Replacer) error {
+func (h *Handler) provisionRateLimits(ctx caddy.Context, repl *caddy.Replacer) error {
 	local := ratelimit.NewLocal(0)
 	h.limits = limits.New(local)
 	if h.RateLimitStore == nil {
 		return nil
 	}
-	store, key, err := acquireRedis(repl.ReplaceKnown(h.RateLimitStore.Redis, ""), 100*time.Millisecond)
+	store, _, err := loadSharedStore(ctx, repl.ReplaceKnown(h.RateLimitStore.Redis, ""), 100*time.Millisecond)
 	if err != nil {
 		return fmt.Errorf("rate_limit_redis: %v", err)
 	}
-	h.limitRedisKey = key
 	prefix := repl.ReplaceKnown(h.RateLimitStore.Prefix, "")
 	if prefix == "" {
 		prefix = "edgemcp:rl:"
 	}
 	logger := h.logger
 	h.limits = limits.New(&ratelimit.Fallback{
-		Shared: rediscache.NewRateLimits(store, prefix),
+		Shared: store.RateLimits(prefix),
 		Local:  local,
 		Gate: backoff.New(rateLimitRedisRetry,
 			func(err error) {
@@ -109,14 +79,6 @@ func (h *Handler) provisionRateLimits(repl *caddy.Replacer) error {
 		OnFallback: telemetry.RateLimitFallbacks.Inc,
 	})
 	return nil
-}
-
-// cleanupRateLimits releases this config's share of the Redis client.
-func (h *Handler) cleanupRateLimits() {
-	if h.limitRedisKey != "" {
-		_, _ = redisPools.Delete(h.limitRedisKey)
-		h.limitRedisKey = ""
-	}
 }
 
 // allowEndpoint applies the endpoint's rate limit to a request: the 429 to

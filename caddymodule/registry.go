@@ -121,6 +121,6 @@ func (h *Handler) swapTools() {
 	}
 	h.setTools(r)
 	h.mcp.SetTools(h.serverTools(r)...)
-	h.relay.Refresh() // the sources' resources and prompts
+	h.upstreams.Refresh() // the sources' resources and prompts
 	h.logger.Info("tools updated", zap.Int("tools", len(r.engine.Tools())))
 }

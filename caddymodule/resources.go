@@ -2,18 +2,15 @@ package caddymodule
 
 import (
 	"fmt"
-	"mime"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/edgemcp/edgemcp/caddymodule/resources"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/script"
-	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
 )
 
 // Resources declared in the Caddyfile (README, Resources): a URI, or an
@@ -49,145 +46,6 @@ type ResourceConfig struct {
 	ToolScripts
 
 	at, statementAt string // Caddyfile file:line, for adapt-time errors
-}
-
-// parseResource reads `resource <uri-or-template> { ... }`.
-func parseResource(d *caddyfile.Dispenser) (ResourceConfig, error) {
-	var r ResourceConfig
-	if !d.NextArg() {
-		return r, d.Errf("usage: resource <uri-or-uri-template> { use <connector>; statement ...; mime_type ...; description ... }")
-	}
-	r.URI = d.Val()
-	r.at = d.File() + ":" + fmt.Sprint(d.Line())
-	if d.NextArg() {
-		return r, d.ArgErr()
-	}
-	vars, err := resources.Vars(r.URI)
-	if err != nil {
-		return r, d.Errf("resource %q: %v", r.URI, err)
-	}
-	// The block's tool-like parts are read as a tool's, by the same code.
-	tc := ToolConfig{Name: r.URI}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch sub := d.Val(); sub {
-		case "name":
-			if err := oneArg(d, &r.Name); err != nil {
-				return r, err
-			}
-		case "title":
-			if err := oneArg(d, &r.Title); err != nil {
-				return r, err
-			}
-		case "description":
-			if err := oneArg(d, &r.Description); err != nil {
-				return r, err
-			}
-		case "mime_type":
-			if err := oneArg(d, &r.MimeType); err != nil {
-				return r, err
-			}
-			if _, _, err := mime.ParseMediaType(r.MimeType); err != nil {
-				return r, d.Errf("resource %q: mime_type %q: %v", r.URI, r.MimeType, err)
-			}
-		case "use":
-			if err := oneArg(d, &r.Use); err != nil {
-				return r, err
-			}
-		case "statement":
-			r.statementAt = d.File() + ":" + fmt.Sprint(d.Line())
-			if err := oneArg(d, &r.Statement); err != nil {
-				return r, err
-			}
-		case "input":
-			in, err := parseInput(d, r.URI)
-			if err != nil {
-				return r, err
-			}
-			if !slices.Contains(vars, in.Name) {
-				return r, d.Errf("resource %q: input %q is not a variable of the URI template (it has: %s)", r.URI, in.Name, strings.Join(vars, ", "))
-			}
-			if in.Default != nil || in.Required {
-				return r, d.Errf("resource %q: input %q: a template variable is always given by the URI (no required or default)", r.URI, in.Name)
-			}
-			if t, _ := pipeline.ParseType(in.Type); t.Kind == pipeline.KindArray || t.Kind == pipeline.KindObject {
-				return r, d.Errf("resource %q: input %q: a template variable is one value (string, integer, number, boolean, datetime), not %s", r.URI, in.Name, in.Type)
-			}
-			for _, other := range r.Inputs {
-				if other.Name == in.Name {
-					return r, d.Errf("resource %q: input %q declared twice", r.URI, in.Name)
-				}
-			}
-			r.Inputs = append(r.Inputs, in)
-		case "auth":
-			a, err := parseToolAuth(d, r.URI)
-			if err != nil {
-				return r, fmt.Errorf("resource%s", strings.TrimPrefix(err.Error(), "tool"))
-			}
-			r.Auth = a
-		case "approval":
-			p, err := parseApproval(d, fmt.Sprintf("resource %q", r.URI), approvalOff)
-			if err != nil {
-				return r, err
-			}
-			r.Approval = p
-		case "handler", "mappers", "script_timeout", "fetch_allow", "script_max_input", "script_max_output", "script_max_memory":
-			tc.ToolScripts = r.ToolScripts
-			if err := parseToolScripts(d, &tc); err != nil {
-				return r, err
-			}
-			r.ToolScripts = tc.ToolScripts
-		default:
-			return r, d.Errf("resource %q: unrecognized sub-directive %q (want name, title, description, mime_type, use, statement, input, handler, mappers, auth, approval)", r.URI, sub)
-		}
-	}
-	switch {
-	case r.Handler != "" && (r.Use != "" || r.Statement != ""):
-		return r, d.Errf("resource %q: a resource runs either a statement ('use' + 'statement') or a 'handler', not both", r.URI)
-	case r.Handler != "":
-	case r.Use == "":
-		return r, d.Errf("resource %q: missing 'use <connector>' + 'statement', or 'handler <file>'", r.URI)
-	case strings.TrimSpace(r.Statement) == "":
-		return r, d.Errf("resource %q: missing 'statement'", r.URI)
-	}
-	if r.Name == "" {
-		r.Name = pipeline.ToolName("", r.URI)
-	}
-	if !pipeline.ToolNamePattern.MatchString(r.Name) {
-		return r, d.Errf("resource %q: name %q must match %s", r.URI, r.Name, pipeline.ToolNamePattern)
-	}
-	return r, nil
-}
-
-// checkResourcesAtAdapt refuses, at the Caddyfile line, two resources with
-// one URI or one name, and a statement its connector's dialect refuses.
-func (h *Handler) checkResourcesAtAdapt() error {
-	conns := make(map[string]ConnectorConfig, len(h.Connectors))
-	for _, c := range h.Connectors {
-		conns[c.Name] = c
-	}
-	for i, r := range h.Resources {
-		for _, other := range h.Resources[:i] {
-			if other.URI == r.URI {
-				return fmt.Errorf("resource %q declared twice", r.URI)
-			}
-			if other.Name == r.Name {
-				return fmt.Errorf("resources %q and %q are both named %q (set name in one of them)", other.URI, r.URI, r.Name)
-			}
-		}
-		c, ok := conns[r.Use]
-		if !ok {
-			continue
-		}
-		if err := resourceApproval(r, c); err != nil {
-			return fmt.Errorf("%v, at %s", err, r.at)
-		}
-		if d, ok := sqlDialect(c.Type); ok {
-			if err := sqltemplate.Check(r.Statement, d, statementRules(c, c.ReadOnly)); err != nil {
-				return fmt.Errorf("resource %q: statement: %v, at %s", r.URI, err, r.statementAt)
-			}
-		}
-	}
-	return nil
 }
 
 // resourceApproval refuses a resource its connector's approval policy
@@ -279,36 +137,5 @@ func (h *Handler) buildResources(ctx caddy.Context, conns map[string]connectorRe
 		return err
 	}
 	h.resources = set
-	return nil
-}
-
-// parseResourceOrPrompt reads `resource ...` or `prompt ...` into the handler.
-func (h *Handler) parseResourceOrPrompt(d *caddyfile.Dispenser) error {
-	if d.Val() == "resource" {
-		r, err := parseResource(d)
-		if err != nil {
-			return err
-		}
-		for _, other := range h.Resources {
-			if other.URI == r.URI {
-				return d.Errf("resource %q declared twice", r.URI)
-			}
-			if other.Name == r.Name {
-				return d.Errf("resources %q and %q are both named %q (set name in one of them)", other.URI, r.URI, r.Name)
-			}
-		}
-		h.Resources = append(h.Resources, r)
-		return nil
-	}
-	p, err := parsePrompt(d)
-	if err != nil {
-		return err
-	}
-	for _, other := range h.Prompts {
-		if other.Name == p.Name {
-			return d.Errf("prompt %q declared twice", p.Name)
-		}
-	}
-	h.Prompts = append(h.Prompts, p)
 	return nil
 }

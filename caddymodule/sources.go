@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -25,7 +23,7 @@ type SourceConfig struct {
 	// Name is the source's namespace: its tools are named <name>_<tool>.
 	Name      string          `json:"name"`
 	SourceRaw json.RawMessage `json:"source" caddy:"namespace=mcp.sources inline_key=source"`
-	// Approval is "required" or "writes" (caddyfile_approval.go).
+	// Approval is "required" or "writes" (parseApproval).
 	Approval string `json:"approval,omitempty"`
 	// SourceSelection: prefix, disable, include, exclude.
 	SourceSelection
@@ -33,49 +31,6 @@ type SourceConfig struct {
 
 // sourceName is what a namespace may be: it starts every tool name.
 var sourceName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,31}$`)
-
-// parseSourceDirective reads `source <name> <type> ...`; the block
-// belongs to the source module.
-func (h *Handler) parseSourceDirective(d *caddyfile.Dispenser) error {
-	if !d.NextArg() {
-		return d.Errf("usage: source <name> <type> ... { ... } (types: openapi, graphql, mcp, or one added with xcaddy)")
-	}
-	name := d.Val()
-	if !sourceName.MatchString(name) {
-		return d.Errf("source %q: the name starts its tools' names, so it must match %s", name, sourceName)
-	}
-	if !d.NextArg() {
-		return d.Errf("source %q: missing type (openapi, graphql, mcp, ...)", name)
-	}
-	typ := d.Val()
-	for _, other := range h.Sources {
-		if other.Name == name {
-			return d.Errf("source %q declared twice", name)
-		}
-	}
-	if _, err := caddy.GetModule("mcp.sources." + typ); err != nil {
-		return d.Errf("source %q: unknown type %q (built in: openapi, graphql, mcp; others are added with xcaddy --with)", name, typ)
-	}
-	// The block's approval, prefix, disable (and, for a source that does
-	// not select its own tools, include and exclude) lines are the
-	// gateway's; the module reads the rest.
-	seg, approval, err := takeSourceApproval(d.NextSegment(), name)
-	if err != nil {
-		return err
-	}
-	var sel SourceSelection
-	block, err := splitSourceBlock(seg, name, typ, &sel)
-	if err != nil {
-		return err
-	}
-	unm, err := caddyfile.UnmarshalModule(block, "mcp.sources."+typ)
-	if err != nil {
-		return err
-	}
-	var warnings []caddyconfig.Warning
-	h.Sources = append(h.Sources, SourceConfig{Name: name, SourceRaw: caddyconfig.JSONModuleObject(unm, "source", typ, &warnings), Approval: approval, SourceSelection: sel})
-	return nil
-}
 
 // provisionSources loads the source modules. Caddy provisions each module
 // and cleans it up with this config.

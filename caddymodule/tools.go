@@ -38,7 +38,7 @@ func buildTool(tc ToolConfig, conns map[string]connectorRef, repl *caddy.Replace
 	}
 
 	if tc.Use == "" {
-		// Script-backed: attachScripts (scripts.go) sets the executor.
+		// Script-backed: attachScripts sets the executor.
 		return t, nil
 	}
 	ref, ok := conns[tc.Use]
@@ -94,19 +94,6 @@ func inputSpec(ic InputConfig) pipeline.InputSpec {
 		Name: ic.Name, Type: ic.Type, Required: ic.Required,
 		Default: ic.Default, Enum: ic.Enum, Description: ic.Description,
 	}
-}
-
-// connectorIdentity is what a connector hands the database of the caller
-// (README "Database safety"), as `caddy mcp tools` and errors show it.
-func connectorIdentity(c ConnectorConfig) []string {
-	var out []string
-	if c.ClaimsSetting != "" {
-		out = append(out, "auth.claims (claims_setting "+c.ClaimsSetting+")")
-	}
-	if c.RoleClaim != "" {
-		out = append(out, "auth.claims."+c.RoleClaim+" (role_claim)")
-	}
-	return out
 }
 
 // checkIdentityValues refuses, at load, a tool whose statement reads the

@@ -10,33 +10,32 @@ import (
 
 // A connector type is a driver: a guest module mcp.connectors.<type>
 // (docs/architecture.md, Adding a connector) whose value implements
-// SQLDriver or CommandDriver. The gateway opens one pool per distinct
-// ConnectorSpec and shares it across reloads.
+// SQLDriver or CommandDriver. The module's value holds the options only
+// its type has (a Postgres connector's roles, an SQLite connector's seed)
+// and reads them from the connector's block in its own UnmarshalCaddyfile;
+// the options every connector has come in the ConnectorSpec. The gateway
+// opens one pool per distinct spec and options, and shares it across
+// reloads.
 
-// ConnectorSpec is a connector's configuration as its driver gets it,
-// placeholders expanded.
+// ConnectorSpec is the configuration every connector has, as its driver
+// gets it, placeholders expanded.
 type ConnectorSpec struct {
 	DSN              string // connection string, URL or file path
 	MaxConns         int    // 0: the driver's default
 	ReadOnly         bool
 	StatementTimeout time.Duration
-	MaxRows          int    // 0: the driver's default
-	MaxResultSize    int64  // bytes counted while a result is collected (pipeline.ValueSize); 0: DefaultMaxResultSize
-	Seed             string // an SQL file that creates the database (drivers that are Seeders)
-	// Identity settings (drivers that are IdentityDrivers; README,
-	// Database safety): ClaimsSetting names the setting that receives the
-	// verified claims as JSON for each statement, RoleClaim the claim whose
-	// value, one of Roles, becomes the statement's role.
-	ClaimsSetting string
-	RoleClaim     string
-	Roles         []string
+	MaxRows          int   // 0: the driver's default
+	MaxResultSize    int64 // bytes counted while a result is collected (pipeline.ValueSize); 0: DefaultMaxResultSize
 }
 
 // IdentityDriver is implemented by drivers that can hand the verified
-// caller (Caller(ctx)) to the database with every statement: the
-// ConnectorSpec's ClaimsSetting, RoleClaim and Roles.
+// caller (Caller(ctx)) to the database with every statement (README,
+// Database safety: claims_setting, role_claim and roles).
 type IdentityDriver interface {
-	PassesIdentity()
+	// IdentityValues names what of the caller the connector hands the
+	// database, as a tool's identity values are named (auth.claims,
+	// auth.claims.<claim>); none when its options hand nothing.
+	IdentityValues() []string
 }
 
 // SQLDriver opens connectors whose tools run SQL statements.
@@ -57,7 +56,7 @@ type CommandDriver interface {
 }
 
 // Seeder is implemented by drivers that can create their database from a
-// seed file (ConnectorSpec.Seed).
+// seed file (their option seed).
 type Seeder interface {
 	Seeds()
 }

@@ -38,7 +38,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
-	"github.com/edgemcp/edgemcp/connectors/rediscache"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -99,7 +98,7 @@ type Options struct {
 	Audit *zap.Logger
 	// Shared, when not nil, is the Redis the nodes share the record of
 	// spent answers in, under Prefix; nil: this process's memory.
-	Shared *rediscache.Store
+	Shared pipeline.SharedStore
 	Prefix string
 }
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/edgemcp/edgemcp/connectors/rediscache"
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // One approval, one call (README, Approvals; docs/security.md,
@@ -43,7 +43,7 @@ type spentApprovals interface {
 
 // sharedSpent is the record in Redis: one SET NX per answer.
 type sharedSpent struct {
-	store  *rediscache.Store
+	store  pipeline.SharedStore
 	prefix string
 }
 

@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgemcp/edgemcp/connectors/rediscache"
 	"github.com/edgemcp/edgemcp/internal/testservices"
+	storeredis "github.com/edgemcp/edgemcp/stores/redis"
 )
 
 // BenchmarkApprovalSpend is what one approved 2026-07-28 call adds to
 // its approval: recording its answer as used, in this node's memory or
 // with one SET NX on the Redis the nodes share.
 func BenchmarkApprovalSpend(b *testing.B) {
-	store, err := rediscache.Open(testservices.RedisURL(b), RedisTimeout)
+	store, err := storeredis.Open(testservices.RedisURL(b), RedisTimeout)
 	if err != nil {
 		b.Fatal(err)
 	}

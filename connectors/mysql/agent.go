@@ -27,7 +27,7 @@ import (
 const maxPlanSize = 4 << 20
 
 // catalogLimits bound a catalog statement's answer.
-var catalogLimits = limits{rows: 10000, size: 16 << 20, cut: true}
+var catalogLimits = limits{Rows: 10000, Size: 16 << 20, Cut: true}
 
 // AgentQuery implements pipeline.AgentSQL.
 func (c *Connector) AgentQuery(ctx context.Context, s pipeline.AgentSession, q pipeline.AgentStatement) (*pipeline.AgentRows, error) {
@@ -46,7 +46,7 @@ func (c *Connector) AgentQuery(ctx context.Context, s pipeline.AgentSession, q p
 				return &refusal{err}
 			}
 		}
-		rows, truncated, err := tx.query(q.SQL, args, limits{rows: q.MaxRows, size: q.MaxResultSize, cut: true}, true)
+		rows, truncated, err := tx.query(q.SQL, args, limits{Rows: q.MaxRows, Size: q.MaxResultSize, Cut: true}, true)
 		if err != nil {
 			return err
 		}
@@ -151,7 +151,7 @@ func (tx *agentTx) query(q string, args []any, lim limits, agents bool) (*pipeli
 // the most rows any table of a nested loop is expected to examine: the
 // product of the rows of the tables before it (filtered) and its own.
 func (tx *agentTx) explain(q string, args []any) (*pipeline.AgentPlan, error) {
-	rows, _, err := tx.query("EXPLAIN FORMAT=JSON "+q, args, limits{rows: 1, size: maxPlanSize}, true)
+	rows, _, err := tx.query("EXPLAIN FORMAT=JSON "+q, args, limits{Rows: 1, Size: maxPlanSize}, true)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func (c *Connector) AgentTables(ctx context.Context, s pipeline.AgentSession, sc
 			return err
 		}
 		if truncated != "" {
-			return &pipeline.PublicError{Public: fmt.Sprintf("more than %d tables and views: list one schema at a time", catalogLimits.rows)}
+			return &pipeline.PublicError{Public: fmt.Sprintf("more than %d tables and views: list one schema at a time", catalogLimits.Rows)}
 		}
 		tables = pipeline.TablesFromRows(rows)
 		return nil

@@ -149,7 +149,7 @@ func (c *Connector) query(ctx context.Context, sc *sql.Conn, cn *conn, query str
 }
 
 // limits are the connector's max_rows and max_result_size.
-func (c *Connector) limits() limits { return limits{rows: c.maxRows, size: c.maxSize} }
+func (c *Connector) limits() limits { return limits{Rows: c.maxRows, Size: c.maxSize} }
 
 // queryReadOnly runs the statement inside START TRANSACTION READ ONLY, so
 // the server refuses any write (error 1792), wherever it hides. Round trips:

@@ -4,7 +4,9 @@ import (
 	"context"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
+	"github.com/edgemcp/edgemcp/connectors/internal/block"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
 )
@@ -15,18 +17,22 @@ func init() { caddy.RegisterModule(Driver{}) }
 // `connector <name> mysql <dsn> { ... }`.
 type Driver struct{}
 
-var _ pipeline.SQLDriver = Driver{}
+// UnmarshalCaddyfile reads the connector block: this driver has no
+// options of its own.
+func (*Driver) UnmarshalCaddyfile(d *caddyfile.Dispenser) error { return block.None(d) }
+
+var _ pipeline.SQLDriver = (*Driver)(nil)
 
 // CaddyModule returns the Caddy module information.
 func (Driver) CaddyModule() caddy.ModuleInfo {
-	return caddy.ModuleInfo{ID: "mcp.connectors.mysql", New: func() caddy.Module { return Driver{} }}
+	return caddy.ModuleInfo{ID: "mcp.connectors.mysql", New: func() caddy.Module { return new(Driver) }}
 }
 
 // Dialect implements pipeline.SQLDriver.
-func (Driver) Dialect() sqltemplate.Dialect { return sqltemplate.MySQL }
+func (*Driver) Dialect() sqltemplate.Dialect { return sqltemplate.MySQL }
 
 // OpenSQL implements pipeline.SQLDriver.
-func (Driver) OpenSQL(ctx context.Context, s pipeline.ConnectorSpec) (pipeline.SQLConnector, func(), error) {
+func (*Driver) OpenSQL(ctx context.Context, s pipeline.ConnectorSpec) (pipeline.SQLConnector, func(), error) {
 	conn, err := Open(ctx, Config{DSN: s.DSN, MaxConns: s.MaxConns, ReadOnly: s.ReadOnly, StatementTimeout: s.StatementTimeout, MaxRows: s.MaxRows, MaxResultSize: s.MaxResultSize})
 	if err != nil {
 		return nil, nil, err

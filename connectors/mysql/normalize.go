@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/edgemcp/edgemcp/connectors/internal/sqlrows"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -59,70 +60,18 @@ func kindOf(typeName string) kind {
 }
 
 // limits bound a result as collect reads it.
-type limits struct {
-	rows int
-	size int64
-	// cut ends a result at a limit and says so (an agent's answer)
-	// instead of failing; either way the rest is abandoned.
-	cut bool
+type limits = sqlrows.Limits
+
+// collect reads every row, normalized, and closes rows (sqlrows.Collect);
+// abandon keeps the driver from reading the rest of a result cut short.
+func collect(rows *sql.Rows, lim limits, abandon func()) (*pipeline.Rows, string, error) {
+	return sqlrows.Collect(rows, lim, normalizer, abandon)
 }
 
-// collect reads every row, normalized, and closes rows. When the result
-// has more than lim.rows rows, or its values count more than lim.size
-// bytes (pipeline.ValueSize of each normalized value, counted row by
-// row), it calls abandon before closing rows, so that the driver does not
-// read the rest of an unbounded result to drain it; then, with lim.cut,
-// it returns the rows read so far and why it stopped ("max_rows 100").
-func collect(rows *sql.Rows, lim limits, abandon func()) (*pipeline.Rows, string, error) {
-	defer rows.Close()
-	cols, err := rows.ColumnTypes()
-	if err != nil {
-		return nil, "", err
-	}
-	res := &pipeline.Rows{Columns: make([]string, len(cols)), Values: [][]any{}}
-	kinds := make([]kind, len(cols))
-	for i, ct := range cols {
-		res.Columns[i] = ct.Name()
-		kinds[i] = kindOf(ct.DatabaseTypeName())
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	var size int64
-	for rows.Next() {
-		if len(res.Values) == lim.rows {
-			abandon()
-			if lim.cut {
-				return res, fmt.Sprintf("max_rows %d", lim.rows), nil
-			}
-			return nil, "", pipeline.TooManyRows(lim.rows)
-		}
-		// Scanning into *any copies []byte values out of the driver.
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, "", err
-		}
-		row := make([]any, len(cols))
-		for i, v := range vals {
-			nv, err := normalize(kinds[i], v)
-			if err != nil {
-				return nil, "", &pipeline.PublicError{Public: fmt.Sprintf("cannot decode column %q", res.Columns[i]), Cause: err}
-			}
-			row[i] = nv
-			vals[i] = nil
-			size += pipeline.ValueSize(nv)
-		}
-		if size > lim.size {
-			abandon()
-			if lim.cut {
-				return res, "max_result_size " + pipeline.SizeText(lim.size), nil
-			}
-			return nil, "", pipeline.ResultTooLarge(lim.size)
-		}
-		res.Values = append(res.Values, row)
-	}
-	return res, "", rows.Err()
+// normalizer normalizes a column's values by the type the server reports.
+func normalizer(ct *sql.ColumnType) func(any) (any, error) {
+	k := kindOf(ct.DatabaseTypeName())
+	return func(v any) (any, error) { return normalize(k, v) }
 }
 
 // normalize turns one driver value into a JSON-ready value. The text

@@ -4,7 +4,9 @@ import (
 	"context"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
+	"github.com/edgemcp/edgemcp/connectors/internal/block"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cmdtemplate"
 )
@@ -15,15 +17,19 @@ func init() { caddy.RegisterModule(Driver{}) }
 // redis <url> { ... }`.
 type Driver struct{}
 
-var _ pipeline.CommandDriver = Driver{}
+// UnmarshalCaddyfile reads the connector block: this driver has no
+// options of its own.
+func (*Driver) UnmarshalCaddyfile(d *caddyfile.Dispenser) error { return block.None(d) }
+
+var _ pipeline.CommandDriver = (*Driver)(nil)
 
 // CaddyModule returns the Caddy module information.
 func (Driver) CaddyModule() caddy.ModuleInfo {
-	return caddy.ModuleInfo{ID: "mcp.connectors.redis", New: func() caddy.Module { return Driver{} }}
+	return caddy.ModuleInfo{ID: "mcp.connectors.redis", New: func() caddy.Module { return new(Driver) }}
 }
 
 // OpenCommand implements pipeline.CommandDriver.
-func (Driver) OpenCommand(ctx context.Context, s pipeline.ConnectorSpec) (pipeline.CommandConnector, func(), error) {
+func (*Driver) OpenCommand(ctx context.Context, s pipeline.ConnectorSpec) (pipeline.CommandConnector, func(), error) {
 	conn, err := Open(ctx, Config{URL: s.DSN, MaxConns: s.MaxConns, ReadOnly: s.ReadOnly, StatementTimeout: s.StatementTimeout, MaxRows: s.MaxRows, MaxResultSize: s.MaxResultSize})
 	if err != nil {
 		return nil, nil, err
@@ -32,6 +38,6 @@ func (Driver) OpenCommand(ctx context.Context, s pipeline.ConnectorSpec) (pipeli
 }
 
 // CheckCommand implements pipeline.CommandDriver.
-func (Driver) CheckCommand(cmd *cmdtemplate.Command, readOnly bool) error {
+func (*Driver) CheckCommand(cmd *cmdtemplate.Command, readOnly bool) error {
 	return CheckCommand(cmd, readOnly)
 }

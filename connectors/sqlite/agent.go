@@ -141,7 +141,7 @@ func (c *Connector) AgentQuery(ctx context.Context, s pipeline.AgentSession, q p
 	if q.Admit != nil {
 		return nil, &pipeline.PublicError{Public: "SQLite's planner gives no cost estimate to check"}
 	}
-	rows, truncated, err := c.agentQuery(ctx, s, q.SQL, q.Args, limits{rows: q.MaxRows, size: q.MaxResultSize, cut: true})
+	rows, truncated, err := c.agentQuery(ctx, s, q.SQL, q.Args, limits{Rows: q.MaxRows, Size: q.MaxResultSize, Cut: true})
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (c *Connector) AgentQuery(ctx context.Context, s pipeline.AgentSession, q p
 // PLAN ({id, parent, detail}: SCAN or SEARCH ... USING INDEX), which
 // carry no estimate.
 func (c *Connector) AgentExplain(ctx context.Context, s pipeline.AgentSession, q pipeline.AgentStatement) (*pipeline.AgentPlan, error) {
-	rows, _, err := c.agentQuery(ctx, s, "EXPLAIN QUERY PLAN "+q.SQL, q.Args, limits{rows: 10000, size: 4 << 20})
+	rows, _, err := c.agentQuery(ctx, s, "EXPLAIN QUERY PLAN "+q.SQL, q.Args, limits{Rows: 10000, Size: 4 << 20})
 	if err != nil {
 		return nil, err
 	}

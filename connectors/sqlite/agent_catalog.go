@@ -35,7 +35,7 @@ const liteIndexes = `SELECT il.name, il."unique", ii.name, NULL FROM pragma_inde
 const liteForeignKeys = `SELECT printf('fk_%d', id), "from", 'main', "table", "to" FROM pragma_foreign_key_list(?) ORDER BY id, seq`
 
 // catalogLimits bound a catalog statement's answer.
-var catalogLimits = limits{rows: 10000, size: 16 << 20, cut: true}
+var catalogLimits = limits{Rows: 10000, Size: 16 << 20, Cut: true}
 
 // AgentTables implements pipeline.AgentSQL.
 func (c *Connector) AgentTables(ctx context.Context, s pipeline.AgentSession, schema string) ([]pipeline.TableInfo, error) {
@@ -60,7 +60,7 @@ func (c *Connector) catalogTables(ctx context.Context, s pipeline.AgentSession, 
 		return nil, err
 	}
 	if truncated != "" {
-		return nil, &pipeline.PublicError{Public: fmt.Sprintf("more than %d tables and views", catalogLimits.rows)}
+		return nil, &pipeline.PublicError{Public: fmt.Sprintf("more than %d tables and views", catalogLimits.Rows)}
 	}
 	return rows, nil
 }

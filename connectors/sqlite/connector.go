@@ -74,7 +74,7 @@ func (c *Connector) Query(ctx context.Context, query string, args []any) (*pipel
 	if err != nil {
 		return nil, c.publicError(ctx, qctx, err)
 	}
-	res, _, err := collect(rows, limits{rows: c.maxRows, size: c.maxSize})
+	res, _, err := collect(rows, limits{Rows: c.maxRows, Size: c.maxSize})
 	if err != nil {
 		return nil, c.publicError(ctx, qctx, err)
 	}

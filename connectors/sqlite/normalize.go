@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgemcp/edgemcp/connectors/internal/sqlrows"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -41,62 +42,18 @@ func kindOf(decl string) kind {
 }
 
 // limits bound a result as collect reads it.
-type limits struct {
-	rows int
-	size int64
-	// cut ends a result at a limit and says so (an agent's answer)
-	// instead of failing.
-	cut bool
-}
+type limits = sqlrows.Limits
 
-// collect reads every row, normalized, and closes rows; a result over
-// lim.rows rows or lim.size bytes (pipeline.ValueSize of each value)
-// fails, or with lim.cut ends there and says why ("max_rows 100").
+// collect reads every row, normalized, and closes rows (sqlrows.Collect).
 // Closing the rows stops the statement: SQLite computes no more.
 func collect(rows *sql.Rows, lim limits) (*pipeline.Rows, string, error) {
-	defer rows.Close()
-	cols, err := rows.ColumnTypes()
-	if err != nil {
-		return nil, "", err
-	}
-	res := &pipeline.Rows{Columns: make([]string, len(cols)), Values: [][]any{}}
-	kinds := make([]kind, len(cols))
-	for i, ct := range cols {
-		res.Columns[i] = ct.Name()
-		kinds[i] = kindOf(ct.DatabaseTypeName())
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	var size int64
-	for rows.Next() {
-		if len(res.Values) == lim.rows {
-			if lim.cut {
-				return res, fmt.Sprintf("max_rows %d", lim.rows), nil
-			}
-			return nil, "", pipeline.TooManyRows(lim.rows)
-		}
-		// Scanning into *any copies []byte values out of the driver.
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, "", err
-		}
-		row := make([]any, len(cols))
-		for i, v := range vals {
-			row[i] = normalize(kinds[i], v)
-			vals[i] = nil
-			size += pipeline.ValueSize(row[i])
-		}
-		if size > lim.size {
-			if lim.cut {
-				return res, "max_result_size " + pipeline.SizeText(lim.size), nil
-			}
-			return nil, "", pipeline.ResultTooLarge(lim.size)
-		}
-		res.Values = append(res.Values, row)
-	}
-	return res, "", rows.Err()
+	return sqlrows.Collect(rows, lim, normalizer, nil)
+}
+
+// normalizer normalizes a column's values by its declared type.
+func normalizer(ct *sql.ColumnType) func(any) (any, error) {
+	k := kindOf(ct.DatabaseTypeName())
+	return func(v any) (any, error) { return normalize(k, v), nil }
 }
 
 // normalize turns one driver value (int64, float64, string, []byte,

@@ -5,16 +5,14 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/backoff"
 )
 
 // Store is a shared second level (Redis in production): several gateway
 // nodes read each other's results through it. Get returns nil, nil for an
 // absent key. Implementations apply their own short timeouts.
-type Store interface {
-	Get(ctx context.Context, key string) ([]byte, error)
-	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
-}
+type Store = pipeline.KeyValue
 
 // l2 puts a backoff.Gate in front of a Store: when the store fails, the
 // cache serves from the first level only and does not try the store again

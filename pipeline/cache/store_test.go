@@ -14,7 +14,7 @@ import (
 )
 
 // memStore is an in-memory Store for the core's own tests; the Redis store
-// is tested against a real Redis in connectors/rediscache and caddymodule.
+// is tested against a real Redis in stores/redis and caddymodule.
 type memStore struct {
 	mu   sync.Mutex
 	m    map[string][]byte

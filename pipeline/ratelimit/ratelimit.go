@@ -2,7 +2,7 @@
 // (README, Rate limits). It is the generic cell rate algorithm: one
 // timestamp per key (the theoretical arrival time of the next call), so a
 // check is one read and one write, locally or in one Redis round trip
-// (connectors/rediscache), and a burst of n calls is allowed after a quiet
+// (stores/redis), and a burst of n calls is allowed after a quiet
 // period, then one every period/n.
 package ratelimit
 

@@ -1,5 +1,10 @@
 package sqltemplate
 
+import (
+	"encoding/json"
+	"slices"
+)
+
 // Template is one {{ ... }} found in an operator's text by ScanTemplates.
 type Template struct {
 	Start, End int // byte offsets of "{{" and just past "}}"
@@ -32,3 +37,29 @@ func ScanTemplates(src string) ([]Template, error) {
 
 // ErrorAt is a *CompileError at byte offset off of src (line and column).
 func ErrorAt(src string, off int, msg string) error { return errorAt(src, off, msg) }
+
+// BoundIdentity lists the identity values (auth.…) a statement binds,
+// sorted, each with its "| default" shown as `name (default JSON)`. Text
+// that does not scan lists none: loading the statement reports it.
+func BoundIdentity(src string) []string {
+	ts, err := ScanTemplates(src)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range ts {
+		if !t.Auth || seen[t.Name] {
+			continue
+		}
+		seen[t.Name] = true
+		v := t.Name
+		if t.HasDefault {
+			d, _ := json.Marshal(t.Default)
+			v += " (default " + string(d) + ")"
+		}
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out
+}

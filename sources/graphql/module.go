@@ -102,7 +102,7 @@ func (s *Source) Provision(ctx caddy.Context) error {
 	if err := s.checkLimits(); err != nil {
 		return fmt.Errorf("graphql %s: %v", endpoint, err)
 	}
-	built, err := s.Config.Build(repl)
+	built, err := s.Config.Build(ctx, repl)
 	if err != nil {
 		return fmt.Errorf("graphql %s: %v", endpoint, err)
 	}

@@ -222,7 +222,7 @@ func TestPerCallerSettings(t *testing.T) {
 		{&Source{URL: "http://x/mcp", MaxCallerSessions: 3}, "need session per_caller"},
 		{&Source{URL: "http://x/mcp", Session: "per_user"}, "want shared or per_caller"},
 	} {
-		if _, err := tc.s.settings(caddy.NewReplacer()); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := tc.s.settings(caddy.Context{}, caddy.NewReplacer()); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.s, err, tc.want)
 		}
 	}

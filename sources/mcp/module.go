@@ -138,7 +138,7 @@ func (s *Source) Provision(ctx caddy.Context) error {
 	if s.Session == "" && s.Command == "" && pipeline.CallersVerified(ctx) {
 		s.Session = SessionPerCaller
 	}
-	set, err := s.settings(caddy.NewReplacer())
+	set, err := s.settings(ctx, caddy.NewReplacer())
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func (set *settings) describe() string {
 	return set.url
 }
 
-func (s *Source) settings(repl *caddy.Replacer) (*settings, error) {
+func (s *Source) settings(ctx caddy.Context, repl *caddy.Replacer) (*settings, error) {
 	x := func(v string) string { return repl.ReplaceKnown(v, "") }
 	set := &settings{transport: s.Transport, required: s.Required, backoff: time.Duration(s.RestartBackoff)}
 	if set.backoff <= 0 {
@@ -315,7 +315,7 @@ func (s *Source) settings(repl *caddy.Replacer) (*settings, error) {
 			return nil, fmt.Errorf("mcp: url %s: put credentials in a credential, not in the URL", u.Redacted())
 		}
 		set.url = u.String()
-		built, err := s.Config.Build(repl)
+		built, err := s.Config.Build(ctx, repl)
 		if err != nil {
 			return nil, fmt.Errorf("mcp %s: %v", set.url, err)
 		}

@@ -103,7 +103,7 @@ func (s *Source) Provision(ctx caddy.Context) error {
 	if s.OutputSchema != "" && s.OutputSchema != "off" && s.OutputSchema != "strict" {
 		return fmt.Errorf("openapi %s: output_schema %q: want strict or off", spec, s.OutputSchema)
 	}
-	built, err := s.Config.Build(repl)
+	built, err := s.Config.Build(ctx, repl)
 	if err != nil {
 		return fmt.Errorf("openapi %s: %v", spec, err)
 	}
@@ -303,7 +303,7 @@ func (s *Source) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&v) {
 				return d.ArgErr()
 			}
-			n, err := upstream.ParseSize(v)
+			n, err := pipeline.ParseSize(v)
 			if err != nil {
 				return d.Errf("max_spec_size: %v", err)
 			}

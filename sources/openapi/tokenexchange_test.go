@@ -22,7 +22,7 @@ func TestTokenExchangeOpenAPI(t *testing.T) {
 	as := testservices.StartTokenServer(t)
 	srv := newRecorder(t, jsonAnswer(`[]`))
 	built, err := upstream.Config{Credentials: []upstream.CredentialConfig{{Kind: "token_exchange", TokenURL: as.TokenURL,
-		ClientID: as.ClientID, ClientSecret: as.ClientSecret, Audience: []string{as.Audience}}}}.Build(caddy.NewReplacer())
+		ClientID: as.ClientID, ClientSecret: as.ClientSecret, Audience: []string{as.Audience}}}}.Build(caddy.Context{}, caddy.NewReplacer())
 	if err != nil {
 		t.Fatal(err)
 	}

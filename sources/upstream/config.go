@@ -9,6 +9,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // Config is what every HTTP source accepts besides its own settings
@@ -85,7 +87,9 @@ type Built struct {
 	MaxResponseSize int64
 }
 
-// Close releases what the credentials hold (a per_caller Redis client).
+// Close releases what the credentials hold. None holds anything now (a
+// per_caller credential's Redis is a store module Caddy cleans up); the
+// sources call it where a credential would need it.
 func (b Built) Close() {
 	for _, c := range b.Credentials {
 		if p, ok := c.(*PerCaller); ok {
@@ -97,7 +101,7 @@ func (b Built) Close() {
 // Build expands {env.X} placeholders in secrets and makes the credentials
 // (static headers last, as credentials too: no caller may set them).
 // Errors name the credential, never its secret.
-func (c Config) Build(repl *caddy.Replacer) (Built, error) {
+func (c Config) Build(ctx caddy.Context, repl *caddy.Replacer) (Built, error) {
 	b := Built{Retry: DefaultRetry, Timeout: time.Duration(c.Timeout), MaxResponseSize: c.MaxResponseSize}
 	if c.Retries != nil {
 		b.Retry.Attempts = *c.Retries
@@ -142,7 +146,7 @@ func (c Config) Build(repl *caddy.Replacer) (Built, error) {
 			}
 			cred = te
 		case "per_caller":
-			p, err := buildPerCaller(cc, x, b.Timeout)
+			p, err := buildPerCaller(ctx, cc, x, b.Timeout)
 			if err != nil {
 				b.Close()
 				return b, err
@@ -173,7 +177,7 @@ func (c Config) Build(repl *caddy.Replacer) (Built, error) {
 }
 
 // buildPerCaller makes a per_caller credential; x expands placeholders.
-func buildPerCaller(cc CredentialConfig, x func(string) string, timeout time.Duration) (*PerCaller, error) {
+func buildPerCaller(ctx caddy.Context, cc CredentialConfig, x func(string) string, timeout time.Duration) (*PerCaller, error) {
 	p := &PerCaller{Claim: cc.Claim}
 	switch cc.As {
 	case "bearer":
@@ -194,7 +198,7 @@ func buildPerCaller(cc CredentialConfig, x func(string) string, timeout time.Dur
 		if timeout <= 0 || timeout > time.Second {
 			timeout = 500 * time.Millisecond
 		}
-		p.lookup, p.close, err = perCallerFromRedis(x(cc.Redis), x(cc.RedisPrefix), timeout)
+		p.lookup, err = perCallerFromRedis(ctx, x(cc.Redis), x(cc.RedisPrefix), timeout)
 	default:
 		return nil, fmt.Errorf("credential per_caller: give one of file or redis")
 	}
@@ -244,7 +248,7 @@ func (c *Config) UnmarshalSubdirective(d *caddyfile.Dispenser) (bool, error) {
 		if !d.AllArgs(&s) {
 			return true, d.ArgErr()
 		}
-		n, err := ParseSize(s)
+		n, err := pipeline.ParseSize(s)
 		if err != nil {
 			return true, d.Errf("max_response_size: %v", err)
 		}

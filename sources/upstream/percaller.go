@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgemcp/edgemcp/connectors/rediscache"
+	"github.com/caddyserver/caddy/v2"
+	"github.com/edgemcp/edgemcp/internal/sharedstore"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -34,7 +35,6 @@ type PerCaller struct {
 	As     Credential // the form: Bearer or APIKey (its secret is replaced)
 	Claim  string     // "" looks up the subject
 	lookup func(ctx context.Context, key string) (string, bool, error)
-	close  func()
 }
 
 // Apply implements Credential.
@@ -74,12 +74,8 @@ func (p *PerCaller) Apply(ctx context.Context, req *http.Request, call *pipeline
 // Reserves implements Credential: what its form sets.
 func (p *PerCaller) Reserves() Reserved { return p.As.Reserves() }
 
-// Close releases the Redis client, if any.
-func (p *PerCaller) Close() {
-	if p.close != nil {
-		p.close()
-	}
-}
+// Close releases what the credential holds: nothing (see Built.Close).
+func (p *PerCaller) Close() {}
 
 // maxCredentialFile bounds a per_caller file.
 const maxCredentialFile = 16 << 20
@@ -116,13 +112,15 @@ func perCallerFromFile(path string) (func(context.Context, string) (string, bool
 	}, nil
 }
 
-// perCallerFromRedis looks up GET <prefix><key> on the Redis at url.
-func perCallerFromRedis(url, prefix string, timeout time.Duration) (func(context.Context, string) (string, bool, error), func(), error) {
-	store, err := rediscache.Open(url, timeout)
+// perCallerFromRedis looks up GET <prefix><key> in the shared store for
+// the Redis at url (the guest module mcp.stores.redis, which Caddy cleans
+// up with the config).
+func perCallerFromRedis(ctx caddy.Context, url, prefix string, timeout time.Duration) (func(context.Context, string) (string, bool, error), error) {
+	store, err := sharedstore.Redis(ctx, url, timeout)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	lookup := func(ctx context.Context, key string) (string, bool, error) {
+	return func(ctx context.Context, key string) (string, bool, error) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		b, err := store.Get(ctx, prefix+key)
@@ -130,6 +128,5 @@ func perCallerFromRedis(url, prefix string, timeout time.Duration) (func(context
 			return "", false, err
 		}
 		return string(b), true, nil
-	}
-	return lookup, func() { _ = store.Close() }, nil
+	}, nil
 }

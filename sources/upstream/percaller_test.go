@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	_ "github.com/edgemcp/edgemcp/stores/redis" // the shared store a per_caller redis credential loads
+
 	"context"
 	"net/http"
 	"os"
@@ -29,7 +31,7 @@ func TestPerCallerFile(t *testing.T) {
 	b, err := Config{Credentials: []CredentialConfig{
 		{Kind: "per_caller", As: "bearer", File: file},
 		{Kind: "per_caller", As: "api_key", In: "query", Name: "key", File: file, Claim: "tenant"},
-	}}.Build(caddy.NewReplacer())
+	}}.Build(caddy.Context{}, caddy.NewReplacer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,7 @@ func TestPerCallerFile(t *testing.T) {
 	}
 	bad := filepath.Join(t.TempDir(), "bad.txt")
 	os.WriteFile(bad, []byte("alice tok-alice\nbob tok bob-secret\n"), 0o600)
-	_, err = Config{Credentials: []CredentialConfig{{Kind: "per_caller", As: "bearer", File: bad}}}.Build(caddy.NewReplacer())
+	_, err = Config{Credentials: []CredentialConfig{{Kind: "per_caller", As: "bearer", File: bad}}}.Build(caddy.Context{}, caddy.NewReplacer())
 	if err == nil || !strings.Contains(err.Error(), bad+":2") || strings.Contains(err.Error(), "bob-secret") {
 		t.Errorf("bad line: %v", err)
 	}
@@ -75,11 +77,13 @@ func TestPerCallerRedis(t *testing.T) {
 	if err := rc.Set(context.Background(), prefix+"alice", "tok-alice", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := Config{Credentials: []CredentialConfig{{Kind: "per_caller", As: "bearer", Redis: testservices.RedisURL(t), RedisPrefix: prefix}}}.Build(caddy.NewReplacer())
+	// The store is the module mcp.stores.redis, cleaned up with ctx.
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	b, err := Config{Credentials: []CredentialConfig{{Kind: "per_caller", As: "bearer", Redis: testservices.RedisURL(t), RedisPrefix: prefix}}}.Build(ctx, caddy.NewReplacer())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
 	req, err := applyTo(t, b.Credentials[0], &pipeline.Identity{Subject: "alice"})
 	if err != nil || req.Header.Get("Authorization") != "Bearer tok-alice" {
 		t.Errorf("alice: %q %v", req.Header.Get("Authorization"), err)

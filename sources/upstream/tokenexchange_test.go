@@ -296,7 +296,7 @@ func TestTokenExchangeCaddyfile(t *testing.T) {
 		t.Errorf("%+v", cc)
 	}
 	t.Setenv("TE_SECRET", "from-env")
-	b, err := c.Build(caddy.NewReplacer())
+	b, err := c.Build(caddy.Context{}, caddy.NewReplacer())
 	if err != nil {
 		t.Fatal(err)
 	}

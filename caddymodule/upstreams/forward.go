@@ -1,4 +1,4 @@
-package relay
+package upstreams
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 )
 
 // forwardRead reads a resource of a source.
-func (r *Relay) forwardRead(cs pipeline.CatalogSource) server.ResourceHandlerFunc {
+func (r *Set) forwardRead(cs pipeline.CatalogSource) server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		raw, err := cs.ReadResource(r.Access.Caller(ctx), req.Params.URI)
 		if err != nil {
@@ -28,7 +28,7 @@ func (r *Relay) forwardRead(cs pipeline.CatalogSource) server.ResourceHandlerFun
 }
 
 // forwardGet gets a prompt of a source under its original name.
-func (r *Relay) forwardGet(cs pipeline.CatalogSource, original string) server.PromptHandlerFunc {
+func (r *Set) forwardGet(cs pipeline.CatalogSource, original string) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		raw, err := cs.GetPrompt(r.Access.Caller(ctx), original, req.Params.Arguments)
 		if err != nil {
@@ -45,7 +45,7 @@ func (r *Relay) forwardGet(cs pipeline.CatalogSource, original string) server.Pr
 
 // forwardComplete sends completion/complete for a source's prompt or
 // template to its server, with the reference it knows.
-func (r *Relay) forwardComplete(ctx context.Context, src pipeline.CatalogSource, ref map[string]any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+func (r *Set) forwardComplete(ctx context.Context, src pipeline.CatalogSource, ref map[string]any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
 	params := map[string]any{"ref": ref, "argument": arg}
 	if len(cctx.Arguments) > 0 {
 		params["context"] = cctx
@@ -66,7 +66,7 @@ func (r *Relay) forwardComplete(ctx context.Context, src pipeline.CatalogSource,
 // subscription: the upstream's own JSON-RPC error as it sent it (an
 // unknown resource stays "not found"); any other failure is -32000 with
 // what may be shown.
-func (r *Relay) failed(ctx context.Context, err error) error {
+func (r *Set) failed(ctx context.Context, err error) error {
 	var perr *pipeline.Error
 	var safe pipeline.SafeError
 	switch {

@@ -1,4 +1,4 @@
-package relay
+package upstreams
 
 import (
 	"context"
@@ -27,7 +27,7 @@ const CatchAllTemplate = "{+uri}"
 
 // unlistedOrigin is the source that takes uri, a URI nothing lists, among
 // the catalog sources that want accepts; nil when none can be told.
-func (r *Relay) unlistedOrigin(uri string, want func(pipeline.CatalogSource) bool) pipeline.CatalogSource {
+func (r *Set) unlistedOrigin(uri string, want func(pipeline.CatalogSource) bool) pipeline.CatalogSource {
 	cat := r.cur.Load()
 	var owner, only pipeline.CatalogSource
 	owners, candidates := 0, 0
@@ -74,7 +74,7 @@ func anySource(pipeline.CatalogSource) bool { return true }
 // tries the templates in no fixed order, so a declared or listed template
 // that matches goes first; then the source unlistedOrigin names; else the
 // URI is not found.
-func (r *Relay) readUnlisted(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (r *Set) readUnlisted(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	uri := req.Params.URI
 	if res := r.Resources.Matching(uri); res != nil {
 		req.Params.Arguments = templateArguments(mcp.NewResourceTemplate(res.URI, ""), uri)
@@ -107,6 +107,6 @@ func templateArguments(t mcp.ResourceTemplate, uri string) map[string]any {
 }
 
 // catchAll is the mcp-go entry of CatchAllTemplate.
-func (r *Relay) catchAll() server.ServerResourceTemplate {
+func (r *Set) catchAll() server.ServerResourceTemplate {
 	return server.ServerResourceTemplate{Template: mcp.NewResourceTemplate(CatchAllTemplate, "unlisted"), Handler: r.readUnlisted}
 }

@@ -6,17 +6,17 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
-	"github.com/edgemcp/edgemcp/caddymodule/relay"
 	"github.com/edgemcp/edgemcp/caddymodule/session"
 	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
+	"github.com/edgemcp/edgemcp/caddymodule/upstreams"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // How resources and prompts, declared (resources.Set, prompts.Set) and the
-// sources' (relay.Relay), meet mcp-go: the server options that declare
+// sources' (upstreams.Set), meet mcp-go: the server options that declare
 // their capabilities (only when there are any), filter them per caller and
 // complete their arguments; which sources bring them; and the sessions
-// whose subscriptions the relay keeps.
+// whose subscriptions upstreams.Set keeps.
 
 // resourcePromptOptions are the mcp-go options for the declared resources
 // and prompts and the sources'.
@@ -24,14 +24,14 @@ func (h *Handler) resourcePromptOptions() []server.ServerOption {
 	opts := []server.ServerOption{
 		server.WithPromptFilter(h.prompts.Filter),
 	}
-	if h.relay.ServesResources() {
-		opts = append(opts, server.WithResourceCapabilities(h.relay.Subscribable(), h.relay.Changing()))
+	if h.upstreams.ServesResources() {
+		opts = append(opts, server.WithResourceCapabilities(h.upstreams.Subscribable(), h.upstreams.Changing()))
 	}
-	if h.relay.ServesPrompts() {
-		opts = append(opts, server.WithPromptCapabilities(h.relay.Changing()))
+	if h.upstreams.ServesPrompts() {
+		opts = append(opts, server.WithPromptCapabilities(h.upstreams.Changing()))
 	}
-	if h.relay.Completable() {
-		prompts, resources := h.relay.Completers()
+	if h.upstreams.Completable() {
+		prompts, resources := h.upstreams.Completers()
 		opts = append(opts, server.WithCompletions(),
 			server.WithPromptCompletionProvider(prompts),
 			server.WithResourceCompletionProvider(resources))
@@ -39,18 +39,18 @@ func (h *Handler) resourcePromptOptions() []server.ServerOption {
 	return opts
 }
 
-// provisionRelay reads the sources' resources and prompts as they are now.
-func (h *Handler) provisionRelay() error {
-	var srcs []relay.Source
+// provisionUpstreams reads the sources' resources and prompts as they are now.
+func (h *Handler) provisionUpstreams() error {
+	var srcs []upstreams.Source
 	for _, s := range h.catalogSources() {
-		srcs = append(srcs, relay.Source{Name: s.Name, Namespace: s.Namespace, Src: s.Src.(pipeline.CatalogSource)})
+		srcs = append(srcs, upstreams.Source{Name: s.Name, Namespace: s.Namespace, Src: s.Src.(pipeline.CatalogSource)})
 	}
-	r, err := relay.New(relay.Options{Sources: srcs, Resources: h.resources, Prompts: h.prompts,
+	r, err := upstreams.New(upstreams.Options{Sources: srcs, Resources: h.resources, Prompts: h.prompts,
 		Access: requestAccess{h}, Logger: h.logger})
 	if err != nil {
 		return err
 	}
-	h.relay = r
+	h.upstreams = r
 	return nil
 }
 
@@ -93,9 +93,9 @@ func (h *Handler) trackSubscriber(r *http.Request) func() {
 	id := r.Header.Get(server.HeaderKeySessionID)
 	if r.Method == http.MethodDelete {
 		if id != "" && session.CheckOf(r) != nil { // the caller's own session (session.IDs.Admit)
-			h.relay.EndSession(id)
+			h.upstreams.EndSession(id)
 		}
 		return func() {}
 	}
-	return h.relay.Busy(id)
+	return h.upstreams.Busy(id)
 }

@@ -1,4 +1,4 @@
-package relay
+package upstreams
 
 import (
 	"context"
@@ -14,11 +14,11 @@ var errUnknownRef = errors.New("no such prompt or resource template")
 
 // Completers are mcp-go's completion providers: a declared prompt's or
 // template's enum values, a source's forwarded to its server.
-func (r *Relay) Completers() (server.PromptCompletionProvider, server.ResourceCompletionProvider) {
+func (r *Set) Completers() (server.PromptCompletionProvider, server.ResourceCompletionProvider) {
 	return promptCompleter{r}, resourceCompleter{r}
 }
 
-type promptCompleter struct{ r *Relay }
+type promptCompleter struct{ r *Set }
 
 // CompletePromptArgument offers the argument's enum values that start with
 // what the user typed.
@@ -35,7 +35,7 @@ func (c promptCompleter) CompletePromptArgument(ctx context.Context, name string
 	return completion(values), nil
 }
 
-type resourceCompleter struct{ r *Relay }
+type resourceCompleter struct{ r *Set }
 
 // CompleteResourceArgument offers the template variable's enum values.
 func (c resourceCompleter) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {

@@ -1,11 +1,11 @@
-package rediscache
+package redis
 
 import (
 	"context"
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/edgemcp/edgemcp/pipeline/ratelimit"
 )
@@ -25,10 +25,13 @@ func NewRateLimits(s *Store, prefix string) *RateLimits {
 	return &RateLimits{store: s, prefix: prefix}
 }
 
+// RateLimits implements pipeline.SharedStore: NewRateLimits on s.
+func (s *Store) RateLimits(prefix string) ratelimit.Store { return NewRateLimits(s, prefix) }
+
 // gcra is ratelimit's algorithm in Lua, in microseconds: KEYS[1] holds the
 // theoretical arrival time; ARGV are the interval and the period. It
 // answers {1, 0} when the call is allowed, {0, wait} when not.
-var gcra = redis.NewScript(`
+var gcra = goredis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local interval = tonumber(ARGV[1])

@@ -1,4 +1,4 @@
-package relay
+package upstreams
 
 import (
 	"context"
@@ -35,12 +35,12 @@ import (
 // this config (a reload).
 
 // Subscribable: some source's server takes subscriptions.
-func (r *Relay) Subscribable() bool { return r.subscribable }
+func (r *Set) Subscribable() bool { return r.subscribable }
 
 // StartSubscriptions starts the subscription bookkeeping and asks the
 // sources for their updates, when the capability is declared; idle is
 // session_idle_timeout. It runs after Attach.
-func (r *Relay) StartSubscriptions(idle time.Duration) {
+func (r *Set) StartSubscriptions(idle time.Duration) {
 	if !r.subscribable {
 		return
 	}
@@ -64,7 +64,7 @@ func (r *Relay) StartSubscriptions(idle time.Duration) {
 	}
 }
 
-func (r *Relay) subscribeHooks(hooks *server.Hooks) {
+func (r *Set) subscribeHooks(hooks *server.Hooks) {
 	hooks.AddBeforeSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest) {
 		r.refuse(ctx, r.subscribe(ctx, req.Params.URI, true))
 	})
@@ -75,7 +75,7 @@ func (r *Relay) subscribeHooks(hooks *server.Hooks) {
 
 // refuse puts a failed (un)subscribe on the request's call state, whose
 // writer answers it in place of mcp-go's empty result.
-func (r *Relay) refuse(ctx context.Context, err error) {
+func (r *Set) refuse(ctx context.Context, err error) {
 	perr, ok := err.(*pipeline.Error)
 	if !ok || perr == nil {
 		return
@@ -85,7 +85,7 @@ func (r *Relay) refuse(ctx context.Context, err error) {
 
 // subscribe subscribes (on) or unsubscribes the calling session.
 // A failure is a *pipeline.Error.
-func (r *Relay) subscribe(ctx context.Context, uri string, on bool) error {
+func (r *Set) subscribe(ctx context.Context, uri string, on bool) error {
 	if !r.subscribable || uri == "" {
 		return nil // mcp-go refuses it itself
 	}
@@ -118,7 +118,7 @@ func (r *Relay) subscribe(ctx context.Context, uri string, on bool) error {
 // for one that cannot be watched (a declared resource, a source whose
 // server does not take them). found is false for a URI that matches
 // nothing, or a declared resource the caller may not read.
-func (r *Relay) resourceOrigin(ctx context.Context, uri string) (src pipeline.ResourceSubscriber, found bool) {
+func (r *Set) resourceOrigin(ctx context.Context, uri string) (src pipeline.ResourceSubscriber, found bool) {
 	watchable := func(cs pipeline.CatalogSource) pipeline.ResourceSubscriber {
 		if rs, ok := cs.(pipeline.ResourceSubscriber); ok && rs.Subscribable() {
 			return rs
@@ -149,7 +149,7 @@ func (r *Relay) resourceOrigin(ctx context.Context, uri string) (src pipeline.Re
 
 // Busy counts a request (or stream) of session id as activity until the
 // returned function runs, when the session has subscriptions.
-func (r *Relay) Busy(id string) func() {
+func (r *Set) Busy(id string) func() {
 	s := r.subs
 	if s == nil || id == "" {
 		return func() {}
@@ -174,14 +174,14 @@ func (r *Relay) Busy(id string) func() {
 // EndSession ends the subscriptions of session id (its DELETE, its
 // eviction), so that they are gone upstream by the time the client has
 // its answer.
-func (r *Relay) EndSession(id string) {
+func (r *Set) EndSession(id string) {
 	if r != nil && r.subs != nil {
 		r.subs.end(id)
 	}
 }
 
 // Close ends every session's subscriptions: this config is gone.
-func (r *Relay) Close() {
+func (r *Set) Close() {
 	if r != nil && r.subs != nil {
 		r.subs.close()
 	}

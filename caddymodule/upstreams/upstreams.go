@@ -1,4 +1,4 @@
-// Package relay serves the resources, resource templates and prompts of
+// Package upstreams serves the resources, resource templates and prompts of
 // the sources that have them (pipeline.CatalogSource: upstream MCP
 // servers) beside the declared ones (resources.Set, prompts.Set):
 // resources under the upstream's URIs, prompts named into the source's
@@ -8,7 +8,7 @@
 // already lists (two sources in front of the same kind of server) is left
 // out with a warning naming both, so that a URI always reads from one
 // origin.
-package relay
+package upstreams
 
 import (
 	"context"
@@ -47,7 +47,7 @@ type Access interface {
 	Caller(ctx context.Context) context.Context
 }
 
-// Options are what a Relay is built from.
+// Options are what a Set is built from.
 type Options struct {
 	Sources   []Source
 	Resources *resources.Set
@@ -56,9 +56,9 @@ type Options struct {
 	Logger    *zap.Logger
 }
 
-// Relay holds the current catalog of the sources and the subscriptions
+// Set holds the current catalog of the sources and the subscriptions
 // to their resources.
-type Relay struct {
+type Set struct {
 	Options
 	cur          atomic.Pointer[Catalog]
 	subscribable bool
@@ -67,8 +67,8 @@ type Relay struct {
 }
 
 // New reads every source's catalog as it is now.
-func New(o Options) (*Relay, error) {
-	r := &Relay{Options: o}
+func New(o Options) (*Set, error) {
+	r := &Set{Options: o}
 	for _, s := range o.Sources {
 		if rs, ok := s.Src.(pipeline.ResourceSubscriber); ok && rs.Subscribable() {
 			r.subscribable = true
@@ -83,38 +83,38 @@ func New(o Options) (*Relay, error) {
 }
 
 // Catalog is the current catalog.
-func (r *Relay) Catalog() *Catalog { return r.cur.Load() }
+func (r *Set) Catalog() *Catalog { return r.cur.Load() }
 
 // Changing: some source may change its lists (a list_changed upstream).
-func (r *Relay) Changing() bool { return len(r.Sources) > 0 }
+func (r *Set) Changing() bool { return len(r.Sources) > 0 }
 
 // ServesResources: resources are declared, or a source may bring some.
-func (r *Relay) ServesResources() bool {
+func (r *Set) ServesResources() bool {
 	return len(r.Resources.All()) > 0 || len(r.Sources) > 0
 }
 
 // ServesPrompts: prompts are declared, or a source may bring some.
-func (r *Relay) ServesPrompts() bool {
+func (r *Set) ServesPrompts() bool {
 	return len(r.Prompts.All()) > 0 || len(r.Sources) > 0
 }
 
 // Completable: some prompt has an argument or some template a variable,
 // or a source may have them (its completions are forwarded).
-func (r *Relay) Completable() bool {
+func (r *Set) Completable() bool {
 	return len(r.Sources) > 0 || r.Prompts.Completable() || r.Resources.Completable()
 }
 
 // Attach registers the declared resources and prompts and the sources'
 // on srv; registering is what declares the capability in mcp-go, so
 // nothing is registered where nothing is served.
-func (r *Relay) Attach(srv *server.MCPServer) {
+func (r *Set) Attach(srv *server.MCPServer) {
 	r.srv = srv
 	r.set(r.cur.Load())
 }
 
 // set puts the declared and the sources' resources and prompts on the
 // mcp-go server.
-func (r *Relay) set(cat *Catalog) {
+func (r *Set) set(cat *Catalog) {
 	res, tmpl := r.Resources.ServerEntries()
 	prompts := r.Prompts.ServerEntries()
 	if cat != nil {
@@ -137,7 +137,7 @@ func (r *Relay) set(cat *Catalog) {
 // Refresh follows a source's change (its list_changed, a reconnect): a
 // catalog that no longer loads (a URI collision) keeps the previous one,
 // as the tools keep theirs.
-func (r *Relay) Refresh() {
+func (r *Set) Refresh() {
 	if len(r.Sources) == 0 || r.srv == nil {
 		return
 	}
@@ -154,7 +154,7 @@ func (r *Relay) Refresh() {
 // the sources' servers' instructions, each under its source's name
 // (docs/sources.md, MCP servers), as they are when the client asks; and
 // do the work of resources/subscribe and unsubscribe.
-func (r *Relay) Hooks(hooks *server.Hooks) {
+func (r *Set) Hooks(hooks *server.Hooks) {
 	instructions := func() string {
 		if cat := r.cur.Load(); cat != nil {
 			return cat.instructions

@@ -1,4 +1,4 @@
-package relay
+package upstreams
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ type Catalog struct {
 	TemplateText map[string]json.RawMessage
 	PromptText   map[string]json.RawMessage
 	// instructions are the servers' own, each under a heading with its
-	// source's name (Relay.Hooks).
+	// source's name (Set.Hooks).
 	instructions string
 	// sources are the catalog sources in order, and schemes the URI
 	// schemes of what each lists (unlistedOrigin).
@@ -46,7 +46,7 @@ type upstreamPrompt struct {
 }
 
 // build reads every catalog source as it is now.
-func (r *Relay) build() (*Catalog, error) {
+func (r *Set) build() (*Catalog, error) {
 	b := &builder{r: r, owner: map[string]string{}, prompts: map[string]string{}, out: &Catalog{
 		promptOrigin: map[string]upstreamPrompt{}, templateOrigin: map[string]pipeline.CatalogSource{},
 		resourceOrigin: map[string]pipeline.CatalogSource{}, ResourceText: map[string]json.RawMessage{},
@@ -77,7 +77,7 @@ const declaredResource = "a declared resource"
 // builder is one build of a Catalog: what each URI, template and prompt
 // name is already taken by.
 type builder struct {
-	r       *Relay
+	r       *Set
 	out     *Catalog
 	owner   map[string]string // URI or template → its origin
 	prompts map[string]string // prompt name → its origin

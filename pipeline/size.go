@@ -1,4 +1,4 @@
-package upstream
+package pipeline
 
 import (
 	"fmt"
@@ -7,7 +7,8 @@ import (
 	"github.com/dustin/go-humanize"
 )
 
-// ParseSize reads a positive byte size such as 8MiB.
+// ParseSize reads a positive byte size such as 8MiB (the Caddyfile's
+// max_result_size, max_response_size); SizeText writes one back.
 func ParseSize(s string) (int64, error) {
 	n, err := humanize.ParseBytes(s)
 	if err != nil || n == 0 || n > math.MaxInt64 {
