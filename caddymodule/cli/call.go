@@ -18,7 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/edgemcp/edgemcp/sources/upstream"
+	"github.com/edgemcp/edgemcp/internal/netguard"
 )
 
 // `caddy mcp call <url> <tool> [key=value ...]` is a small MCP client for
@@ -160,10 +160,10 @@ func callTool(ctx context.Context, url, tool string, pairs []pair, hdr map[strin
 // them to another port of the same host and all but Authorization and
 // Cookie to another host, and they are often the gateway's key.
 func headersStayOnOrigin(req *http.Request, via []*http.Request) error {
-	if first := via[0].URL; !upstream.SameOrigin(req.URL, first) {
+	if first := via[0].URL; !netguard.SameOrigin(req.URL, first) {
 		return fmt.Errorf("redirect to %s://%s not followed: the headers are for %s only", req.URL.Scheme, req.URL.Host, first.Host)
 	}
-	return upstream.StayOnOrigin(req, via)
+	return netguard.StayOnOrigin(req, via)
 }
 
 // propSchema is the part of an input's JSON Schema used to type a value.

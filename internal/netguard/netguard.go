@@ -4,7 +4,8 @@
 // $refs of an OpenAPI document (sources/openapi). Such a request is checked
 // when it dials, after name resolution and for every redirect, because a
 // name may resolve to any address (a DNS answer the operator does not
-// control, a name pointed at 169.254.169.254).
+// control, a name pointed at 169.254.169.254). StayOnOrigin keeps a request
+// that carries a secret on the origin it was sent to, through redirects.
 package netguard
 
 import (

@@ -20,7 +20,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"go.yaml.in/yaml/v4"
 
-	"github.com/edgemcp/edgemcp/sources/upstream"
+	"github.com/edgemcp/edgemcp/internal/netguard"
 )
 
 // Defaults for reading a document.
@@ -56,7 +56,7 @@ func (o *LoadOptions) defaults() {
 		o.Timeout = DefaultLoadTimeout
 	}
 	if o.Client == nil {
-		o.Client = &http.Client{Timeout: o.Timeout, CheckRedirect: upstream.StayOnOrigin}
+		o.Client = &http.Client{Timeout: o.Timeout, CheckRedirect: netguard.StayOnOrigin}
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/edgemcp/edgemcp/internal/netguard"
-	"github.com/edgemcp/edgemcp/sources/upstream"
 )
 
 // refPolicy is what a document's external $refs may read, with
@@ -30,7 +29,7 @@ import (
 //   - a URL elsewhere only at a public address, checked as the connection
 //     is made (netguard.PublicOnly), as a script's fetch() is;
 //   - a redirect only within the origin of its request, as every source
-//     request (upstream.StayOnOrigin).
+//     request (netguard.StayOnOrigin).
 //
 // And the contents of a local file read this way never reach an error:
 // the YAML decoder quotes the text it could not read (`root:x:...`).
@@ -52,7 +51,7 @@ func newRefPolicy(root *url.URL, timeout time.Duration) *refPolicy {
 	tr.Proxy = nil // the address checked must be the one reached
 	tr.DisableKeepAlives = true
 	tr.DialContext = (&net.Dialer{Timeout: timeout, Control: netguard.PublicOnly}).DialContext
-	p.public = &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: upstream.StayOnOrigin}
+	p.public = &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: netguard.StayOnOrigin}
 	return p
 }
 
@@ -78,7 +77,7 @@ func (p *refPolicy) install(ctx context.Context, loader *openapi3.Loader, opt Lo
 			return b, err
 		case u.Scheme == "http" || u.Scheme == "https":
 			o := opt
-			if p.root == nil || !upstream.SameOrigin(u, p.root) {
+			if p.root == nil || !netguard.SameOrigin(u, p.root) {
 				o.Client = p.public
 			}
 			return fetch(ctx, u, o)

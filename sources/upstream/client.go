@@ -2,15 +2,14 @@ package upstream
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/edgemcp/edgemcp/internal/netguard"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -32,29 +31,7 @@ func newTransport() *http.Transport {
 // within the origin of the first request, so a credential never travels
 // to another host; a redirect elsewhere is answered as the 3xx it is.
 func NewClient(transport http.RoundTripper) *http.Client {
-	return &http.Client{Transport: transport, CheckRedirect: StayOnOrigin}
-}
-
-// StayOnOrigin is an http.Client's CheckRedirect for every request that
-// carries something of the gateway's (a credential, a token request's
-// client secret, the document fetch): a redirect is followed only within
-// the origin of the first request; one elsewhere is answered as the 3xx it
-// is. Go's client drops Authorization and Cookie on a redirect to another
-// domain, but not an API key header, a query key or a re-posted body, and
-// it counts another port of the same host as the same domain.
-func StayOnOrigin(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
-	}
-	if !SameOrigin(req.URL, via[0].URL) {
-		return http.ErrUseLastResponse
-	}
-	return nil
-}
-
-// SameOrigin reports whether a and b have one scheme, host and port.
-func SameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
+	return &http.Client{Transport: transport, CheckRedirect: netguard.StayOnOrigin}
 }
 
 // ExcerptSize bounds how much of a failed response's body a caller sees.

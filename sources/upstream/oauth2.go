@@ -8,6 +8,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
+	"github.com/edgemcp/edgemcp/internal/netguard"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -27,7 +28,7 @@ func NewOAuth2(tokenURL, clientID, clientSecret string, scopes []string, timeout
 	// carries the client secret (in its body or a basic Authorization), and
 	// Go's client re-posts both on a 307 or 308 to another origin: the
 	// client stays on the token endpoint's.
-	client := &http.Client{Timeout: timeout, CheckRedirect: StayOnOrigin}
+	client := &http.Client{Timeout: timeout, CheckRedirect: netguard.StayOnOrigin}
 	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, client)
 	return &OAuth2{tokens: oauth2.ReuseTokenSource(nil, cfg.TokenSource(ctx)), secret: clientSecret}
 }

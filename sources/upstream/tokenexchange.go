@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgemcp/edgemcp/internal/netguard"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -129,8 +130,8 @@ func NewTokenExchange(cfg TokenExchangeConfig) (*TokenExchange, error) {
 		timeout = 30 * time.Second
 	}
 	// The request carries the caller's token and the client secret: a
-	// redirect elsewhere would re-post both (StayOnOrigin).
-	te.client = &http.Client{Transport: Transport, Timeout: timeout, CheckRedirect: StayOnOrigin}
+	// redirect elsewhere would re-post both (netguard.StayOnOrigin).
+	te.client = &http.Client{Transport: Transport, Timeout: timeout, CheckRedirect: netguard.StayOnOrigin}
 	return te, nil
 }
 
