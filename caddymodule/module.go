@@ -101,7 +101,7 @@ type Handler struct {
 	// MaxConcurrent bounds the endpoint's POST requests served at once on
 	// this node; one beyond is answered 503 (session.InFlight). 0: unbounded.
 	MaxConcurrent int `json:"max_concurrent,omitempty"`
-	// Cache is the result cache (cache.go).
+	// Cache is the result cache (CacheConfig).
 	Cache *CacheConfig `json:"cache,omitempty"`
 	// Discovery is how tools/list presents the tools (DiscoveryConfig).
 	Discovery *DiscoveryConfig `json:"discovery,omitempty"`

@@ -138,7 +138,7 @@ func (e *Error) WithoutServerText(requestID string) *Error {
 	if !ok {
 		return e
 	}
-	// The message is "<our words>: <Public>" (dbtool.go, cmdtool.go) or
+	// The message is "<our words>: <Public>" (QueryFailure, CommandExecutor) or
 	// Public alone (stageError); keep our words, never anything of Public.
 	msg := "failed"
 	if i := strings.LastIndex(e.Message, pub.Public); i > 0 {

@@ -49,7 +49,7 @@ type Tool struct {
 	Auth         Authorizer
 	InputMapper  Transformer
 	OutputMapper Transformer
-	// Approval asks a person before the tool runs (approval.go); a tool
+	// Approval asks a person before the tool runs (Approver); a tool
 	// with one is Interactive.
 	Approval Approver
 	// Executor runs the execution stage. Required.

@@ -97,12 +97,12 @@ func pin(cfg *driver.Config) error {
 	case cfg.AllowAllFiles:
 		return &pipeline.PublicError{Public: "allowAllFiles=true is not allowed"}
 	}
-	// Dates and times are formatted from the server's text (normalize.go),
+	// Dates and times are formatted from the server's text (dateTimeValue),
 	// so the driver must not turn them into time.Time in some location.
 	cfg.ParseTime = false
 	// The liveness check is how a pooled connection whose server side
 	// went away (KILL, a restart, wait_timeout) is found before anything
-	// is written to it; database/sql then takes another (retry.go).
+	// is written to it; database/sql then takes another (unsent).
 	// Without it the statement is written, the read fails, and the call
 	// fails: the driver cannot tell whether the server ran it.
 	cfg.CheckConnLiveness = true

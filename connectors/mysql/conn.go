@@ -41,7 +41,7 @@ type conn struct {
 	// where the KILL could hit the next caller's statement.
 	killed atomic.Bool
 	// dirty is set after a statement that may have left state in the
-	// session (session.go): the connection is closed instead of reused.
+	// session (changesSession): the connection is closed instead of reused.
 	dirty atomic.Bool
 
 	mu    sync.Mutex
@@ -112,7 +112,7 @@ func (c *connector) setup(ctx context.Context, cn *conn) error {
 			set = append(set, "max_statement_time = "+strconv.FormatFloat(c.timeout.Seconds(), 'f', 3, 64))
 		} else {
 			// Milliseconds; MySQL applies it to SELECT only, the client
-			// deadline (connector.go) covers the rest.
+			// deadline (Connector.Query) covers the rest.
 			set = append(set, "max_execution_time = "+strconv.FormatInt(max(c.timeout.Milliseconds(), 1), 10))
 		}
 	}

@@ -107,7 +107,7 @@ func (c *Connector) Query(ctx context.Context, query string, args []any) (*pipel
 	}
 	rows, err := c.run(qctx, query, bound)
 	for retry := 0; unsent(err) && qctx.Err() == nil && retry < c.maxConns; retry++ {
-		// Nothing was written (retry.go): another connection may serve.
+		// Nothing was written (unsent): another connection may serve.
 		rows, err = c.run(qctx, query, bound)
 	}
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 // A statement that never reached the server is retried on another
 // connection (Query). go-sql-driver returns driver.ErrBadConn only when
 // that is known: the liveness check of a connection taken from the pool
-// found it dead (config.go pins the check on), or the first write of the
+// found it dead (pin turns the check on), or the first write of the
 // statement failed with nothing written. database/sql already retries the
 // former when it hands out the connection; a failed first write reaches
 // Query and is retried there. Any other failure (the statement was sent,

@@ -13,7 +13,7 @@ import (
 // named lock, a SET, a temporary table, an open transaction, a prepared
 // statement, another default database) has its connection closed after the
 // call, so the next caller gets a fresh session with the connector's
-// settings (conn.go setup). Other statements cost nothing more. A stored
+// settings (connector.setup). Other statements cost nothing more. A stored
 // routine of the operator's that changes its session unseen is not
 // covered: see README.
 

@@ -19,7 +19,7 @@ import (
 // one transaction per call,
 //
 //	BEGIN READ ONLY
-//	[the caller's settings: claims_setting, role_claim (identity.go)]
+//	[the caller's settings: claims_setting, role_claim (callerSession)]
 //	[SELECT set_config('role', <role>, true), set_config('statement_timeout', <ms>, true)]
 //	[EXPLAIN (FORMAT JSON) <sql>        -- the cost guard; its answer decides]
 //	DECLARE edgemcp_agent NO SCROLL CURSOR FOR <sql>

@@ -117,9 +117,9 @@ func (c *Connector) collect(conn *pgx.Conn, rows pgx.Rows, lim limits) (*result,
 // abandon stops the statement whose result collect refuses, so that the
 // server neither produces nor sends the rest: rows.Close would otherwise
 // read all of it to drain it. The cancel request is the one a client
-// disconnect sends (config.go); once the server has it, rows.Close reads
+// disconnect sends (Open); once the server has it, rows.Close reads
 // only what was already on the way and the statement's error, and the
-// session reset that follows every statement (reset.go) rolls back what
+// session reset that follows every statement (resetSession) rolls back what
 // the cancel left: the connection goes back to the pool. If the cancel
 // cannot be sent, rows.Close drains the result as before.
 func abandon(conn *pgx.Conn) {

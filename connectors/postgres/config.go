@@ -27,10 +27,10 @@ type Config struct {
 	// MaxRows caps the rows of one result; 0 means pipeline.DefaultMaxRows.
 	MaxRows int
 	// MaxResultSize caps the bytes of one result, counted as its rows
-	// arrive (collect.go); 0 means pipeline.DefaultMaxResultSize.
+	// arrive (Connector.collect); 0 means pipeline.DefaultMaxResultSize.
 	MaxResultSize int64
 	// ClaimsSetting, RoleClaim and Roles hand the verified caller to the
-	// database with each statement (identity.go).
+	// database with each statement (callerSession).
 	ClaimsSetting string
 	RoleClaim     string
 	Roles         []string
@@ -58,7 +58,7 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 		pcfg.MaxConns = cfg.MaxConns
 	}
 	if pcfg.ConnConfig.ConnectTimeout == 0 {
-		pcfg.ConnConfig.ConnectTimeout = defaultConnectTimeout // health.go
+		pcfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
 	params := pcfg.ConnConfig.RuntimeParams
 	if params["application_name"] == "" {
@@ -90,11 +90,11 @@ func Open(ctx context.Context, cfg Config) (*Connector, error) {
 	pcfg.ConnConfig.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: cancelDeadline}
 	}
-	pcfg.PrepareConn = dropDeadConn               // health.go
-	pcfg.ConnConfig.BuildFrontend = buildFrontend // unsent.go
+	pcfg.PrepareConn = dropDeadConn
+	pcfg.ConnConfig.BuildFrontend = buildFrontend
 	pcfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		registerTextOnly(conn.TypeMap())
-		adoptWatch(conn.PgConn()) // unsent.go
+		adoptWatch(conn.PgConn())
 		return nil
 	}
 

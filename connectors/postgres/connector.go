@@ -18,9 +18,9 @@ type Connector struct {
 	maxRows  int
 	maxSize  int64 // max_result_size
 	ext      extTypes
-	caller   *callerSession // nil unless claims_setting or role_claim (identity.go)
+	caller   *callerSession // nil unless claims_setting or role_claim (newCallerSession)
 	verbs    pipelinableMemo
-	proofs   resetProofs // statements that need no reset (proofs.go)
+	proofs   resetProofs // statements that need no reset (proveQuery)
 }
 
 // Close closes the pool, waiting for acquired connections to be released.
@@ -56,7 +56,7 @@ func (c *Connector) Query(ctx context.Context, sql string, args []any) (*pipelin
 		rows, err = c.query(ctx, sql, bound, pre)
 	}
 	for retry := 0; err != nil && isUnsent(err) && ctx.Err() == nil && retry < int(c.pool.Config().MaxConns); retry++ {
-		// The statement never reached the server (unsent.go); the
+		// The statement never reached the server (isUnsent); the
 		// connection it got is gone, the next attempt takes another.
 		rows, err = c.query(ctx, sql, bound, pre)
 	}
@@ -82,7 +82,7 @@ func (c *Connector) query(ctx context.Context, sql string, args, pre []any) (row
 }
 
 // onConn runs one attempt on a pooled connection; its error is marked
-// when the attempt provably never reached the server (unsent.go). After
+// when the attempt provably never reached the server (markUnsent). After
 // an attempt that succeeded, keep (if not nil) may take the connection
 // over: it reports whether it did, and then releases it itself.
 func (c *Connector) onConn(ctx context.Context, attempt func(*pgx.Conn) error, keep func(*pgxpool.Conn) bool) error {
@@ -109,7 +109,7 @@ func (c *Connector) onConn(ctx context.Context, attempt func(*pgx.Conn) error, k
 }
 
 // attempt runs the statement once on conn; proven, it is not followed by
-// the session reset (proofs.go).
+// the session reset (resetProofs).
 func (c *Connector) attempt(ctx context.Context, conn *pgx.Conn, sql string, args, pre []any, proven bool) (*pipeline.Rows, error) {
 	var err error
 
@@ -117,7 +117,7 @@ func (c *Connector) attempt(ctx context.Context, conn *pgx.Conn, sql string, arg
 	switch {
 	case c.caller != nil:
 		// The caller's settings live in the statement's transaction, in
-		// the same round trip (identity.go).
+		// the same round trip (callerSession).
 		p := batchPlan{begin: "BEGIN", prelude: c.caller.sql, preArgs: pre, reset: pipelinedReset}
 		if c.readOnly {
 			p.begin, p.reset = "BEGIN READ ONLY", readOnlyReset

@@ -88,7 +88,7 @@ func decoderFor(m *pgtype.Map, oid uint32, format int16, ext func(uint32) (extTy
 		if _, ok := builtinTypes().arrays[oid]; ok {
 			return binaryArrayDecoder(m, ext)
 		}
-		// pgx only asks binary for the types above (typemap.go); anything
+		// pgx only asks binary for the types above (binaryOIDs); anything
 		// else in binary is a type some other code registered. Let pgx
 		// decode it and render its text form.
 		return genericDecoder(m, oid, format)
@@ -118,7 +118,7 @@ func scanAs[T any](m *pgtype.Map, oid uint32, format int16, norm func(T) any) de
 }
 
 // genericDecoder renders a binary value of a type registered with pgx in its
-// text form via pgx's own encoder; a last resort that typemap.go normally
+// text form via pgx's own encoder; a last resort that registerTextOnly normally
 // makes unnecessary.
 func genericDecoder(m *pgtype.Map, oid uint32, format int16) decodeFunc {
 	return func(raw []byte) (any, error) {

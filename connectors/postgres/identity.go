@@ -18,7 +18,7 @@ import (
 // so that row-level security policies read current_setting('<setting>')
 // and the role is one the operator listed. is_local = true: the settings
 // and the role end with the transaction, and the session reset after it
-// (reset.go) clears anything left. It is the gateway's own statement: the
+// (resetSession) clears anything left. It is the gateway's own statement: the
 // block list of operators' statements still refuses set_config.
 type callerSession struct {
 	claimsSetting string // "" when only the role is switched

@@ -15,9 +15,9 @@ import (
 )
 
 // A statement proven unable to change its session needs no session reset
-// after it (reset.go: the reset is most of what Postgres spends on a
+// after it (resetSession: the reset is most of what Postgres spends on a
 // point lookup beyond the query itself). The proof reads the catalog, at
-// first use of a statement's text and again when it expires (proofs.go):
+// first use of a statement's text and again when it expires (resetProofs):
 //
 //   - the statement is a query: a temporary view of it can be created
 //     (SELECT, VALUES, TABLE, WITH without a data-modifying part, no

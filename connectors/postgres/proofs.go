@@ -10,7 +10,7 @@ import (
 )
 
 // resetProofs remembers, per statement text, whether the statement was
-// proven unable to change its session (proof.go), and until when that
+// proven unable to change its session (proveQuery), and until when that
 // holds. A proof is a reading of the catalog at one moment: a view
 // replaced, a policy added, a function created that shadows a built-in
 // one may later make the same text run something else, and neither the
@@ -46,7 +46,7 @@ type proof struct {
 const maxProofs = 4096
 
 // EnableResetProofs makes the connector skip the session reset after a
-// statement proven unable to change its session (proof.go), each proof
+// statement proven unable to change its session (proveQuery), each proof
 // holding for life (> 0). Call it before the first Query. Connectors
 // that hand the caller's role to the database (role_claim) keep the
 // reset: the role changes how the statement's names resolve.

@@ -12,7 +12,7 @@ import (
 // runs even when the caller's context is gone.
 const rollbackTimeout = 2 * time.Second
 
-// queryPipelined sends the statement and the session reset (reset.go) as
+// queryPipelined sends the statement and the session reset (pipelinedReset) as
 // one pipelined batch: one round trip (plus, the first time a connection
 // sees a statement, the Parse/Describe pgx's statement cache needs).
 // readOnly wraps the statement in BEGIN READ ONLY ... COMMIT, and the
@@ -23,7 +23,7 @@ const rollbackTimeout = 2 * time.Second
 // left inside an aborted transaction; resetSession ends it and resets the
 // session (a session advisory lock survives a rollback) so that the
 // connection goes back to the pool clean instead of being destroyed by
-// pgxpool. A proven statement (proofs.go) has no reset after it.
+// pgxpool. A proven statement (resetProofs) has no reset after it.
 func (c *Connector) queryPipelined(ctx context.Context, conn *pgx.Conn, sql string, args []any, readOnly, proven bool) (res *result, err error) {
 	b := batchPlan{reset: pipelinedReset}
 	if readOnly {
@@ -36,10 +36,10 @@ func (c *Connector) queryPipelined(ctx context.Context, conn *pgx.Conn, sql stri
 // batchPlan is what surrounds the statement in its pipelined batch.
 type batchPlan struct {
 	begin   string   // BEGIN or BEGIN READ ONLY; "" runs the statement in the batch's implicit transaction
-	prelude string   // run after begin, before the statement (identity.go)
+	prelude string   // run after begin, before the statement (callerSession)
 	preArgs []any    // prelude's arguments
 	reset   []string // after the transaction
-	proven  bool     // the statement needs no reset (proofs.go): reset only if the batch fails
+	proven  bool     // the statement needs no reset (resetProofs): reset only if the batch fails
 }
 
 func (c *Connector) runBatch(ctx context.Context, conn *pgx.Conn, sql string, args []any, p batchPlan) (res *result, err error) {

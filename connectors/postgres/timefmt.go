@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// Layouts of the normalized time values (see doc.go). Fractional seconds
+// Layouts of the normalized time values (see the package doc). Fractional seconds
 // are printed only when present, trailing zeros trimmed, as PostgreSQL does.
 const (
 	layoutTimestamptz = time.RFC3339Nano                // always UTC, so always "Z"

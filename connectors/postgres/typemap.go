@@ -6,7 +6,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// binaryOIDs are the scalar types this package normalizes itself (decode.go).
+// binaryOIDs are the scalar types this package normalizes itself (decoderFor).
 // pgx asks for them, and for arrays of them, in binary format, which is
 // compact and exact.
 var binaryOIDs = map[uint32]bool{

@@ -17,7 +17,7 @@ import (
 // about the connection it happened to get. The typical case is a pooled
 // connection whose backend was just terminated (pg_terminate_backend, a
 // restart, a failover): the server's FATAL is on its way when the pool
-// hands the connection out, so dropDeadConn's peek (health.go) cannot see
+// hands the connection out, so dropDeadConn's peek cannot see
 // it yet.
 //
 // Two signs prove the statement did not run:

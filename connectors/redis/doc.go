@@ -11,7 +11,7 @@
 // Commands that change or take over the pooled connection (SELECT, AUTH,
 // MULTI/EXEC, SUBSCRIBE, MONITOR, CLIENT ...) are refused on every
 // connector. On a read_only connector only the vetted read-only commands of
-// commands.go are allowed (those Redis 7 flags readonly, minus KEYS,
+// readOnlyCommands are allowed (those Redis 7 flags readonly, minus KEYS,
 // blocking reads and script runners); the list needs no server at load.
 // Redis has no read-only session: for a second guard at run time, connect
 // as an ACL user limited to +@read.

@@ -20,10 +20,10 @@ type Connector struct {
 	maxRows  int
 	maxSize  int64 // max_result_size
 	// resetSessions closes the connection of a statement that may change
-	// its session (session.go): read-write, not in memory.
+	// its session (changesSession): read-write, not in memory.
 	resetSessions bool
 	// agent is the read-only pool of agent-written statements, opened on
-	// first use (agent.go).
+	// first use (agentDB).
 	agent agentPool
 }
 

@@ -7,7 +7,7 @@
 // cannot pass by testing nothing.
 //
 // Fault tests that stop and restart a server get a private one of their
-// own instead (private.go: StartPostgres, StartMariaDB, StartRedis); the
+// own instead (StartPostgres, StartMariaDB, StartRedis); the
 // shared servers are never stopped. Those skip, saying what to install,
 // only when the server binaries are missing.
 //

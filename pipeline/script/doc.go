@@ -29,11 +29,11 @@
 // native operation it cannot reach runs on in an abandoned runtime,
 // bounded by MaxAbandoned and counted by AbandonStats), a call-stack depth
 // (1000 frames), input and output caps (1 MiB of JSON each), a memory
-// budget charged by the allocating built-ins (MaxMemory, limits.go), at
+// budget charged by the allocating built-ins (MaxMemory, installLimits), at
 // most MaxRuntimes calls at once per script. A runtime that failed (other
 // than by a plain throw) or was interrupted is dropped, never reused. The
 // global object and the built-ins are frozen once the module has loaded
-// (lockdown.go), so nothing one call stores there reaches the next. There
+// (lockdownProgram), so nothing one call stores there reaches the next. There
 // is no filesystem, no require, no timers; console.* goes to the logger;
 // fetch exists only with FetchAllow.
 package script

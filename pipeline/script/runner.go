@@ -20,12 +20,12 @@ type runner struct {
 
 	logged int // console lines written in this call
 
-	memLeft    int64      // the call's memory budget left (limits.go)
+	memLeft    int64      // the call's memory budget left (charge)
 	rangeError goja.Value // the intrinsic RangeError, for charge
 }
 
 // newRunner creates a runtime with the sandbox's globals, evaluates the
-// module under the time limit, freezes the built-ins (lockdown.go) and
+// module under the time limit, freezes the built-ins (lockdown) and
 // finds the export.
 func (s *Script) newRunner() (r *runner, err error) {
 	vm := goja.New()

@@ -48,7 +48,7 @@ type Options struct {
 	MaxAbandoned int
 	// MaxMemory is the budget of one call for the builtins that can
 	// allocate much from a small expression (String.prototype.repeat,
-	// Array.prototype.join, typed arrays...; limits.go lists them), in
+	// Array.prototype.join, typed arrays...; limitsProgram lists them), in
 	// bytes (default 64 MiB).
 	MaxMemory int64
 	// MemorySetting names the setting that sets MaxMemory, for messages
@@ -117,7 +117,7 @@ type Script struct {
 
 	slots chan struct{} // one token per running call: bounds concurrency
 	idle  chan *runner  // clean runtimes ready for the next call
-	stats poolCounters  // waits, for PoolStats (stats.go)
+	stats poolCounters  // waits, for PoolStats
 
 	// abandoned counts the runtimes left running by calls that returned
 	// at their limit (now, and since the Script was loaded).

@@ -21,7 +21,7 @@ type Options struct {
 	Inputs  map[string]Param // declared inputs by name; a placeholder naming anything else is an error
 	// LookupEnv resolves {{ env.NAME }}; nil means os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
-	// Safety are the load-time checks of safety.go (none when zero).
+	// Safety are the load-time checks of checkSafety (none when zero).
 	Safety Rules
 }
 

@@ -11,6 +11,6 @@
 // outcome, which the running node sees at its next renewal.
 //
 // The package is Caddy-free, imports no driver, and speaks both protocol
-// versions' wire shapes (wire.go); the transport decides when a call
+// versions' wire shapes (Legacy, Detailed); the transport decides when a call
 // becomes a task.
 package tasks

@@ -52,10 +52,10 @@ type conn struct {
 	mu    sync.Mutex
 	sess  *session
 	tools []listedTool
-	cat   pipeline.SourceCatalog // resources, templates, prompts (resources.go)
+	cat   pipeline.SourceCatalog // resources, templates, prompts (listCatalog)
 	vers  int64                  // counts the tool lists set
 	subs  map[*Source]func()
-	// Resource subscriptions (subscribe.go), under mu: the downstream
+	// Resource subscriptions (SubscribeResource), under mu: the downstream
 	// sessions subscribed to each URI, and each config's delivery.
 	watched   map[string]map[string]struct{}
 	onUpdated map[*Source]func(uri string, sessions []string)
@@ -68,7 +68,7 @@ type conn struct {
 	reviving  atomic.Bool
 	backoff   time.Duration // next restart wait of a crashing child
 
-	callers *callers // session per_caller: the callers' sessions (callers.go); nil else
+	callers *callers // session per_caller: the callers' sessions (callerSession); nil else
 
 	// The listings again after the server's list_changed, coalesced: a
 	// flood of notices costs two listings, not one each.
@@ -82,7 +82,7 @@ type session struct {
 	cmd    *exec.Cmd // stdio only
 	start  time.Time
 	nextID atomic.Int64
-	relay  *relay // forward.go
+	relay  *relay
 	// broken is set when the stdio transport closed: the child closed
 	// its output, and is exiting if it has not yet.
 	broken atomic.Bool
@@ -93,7 +93,7 @@ type session struct {
 	caller bool
 	// instructions are the server's, from its initialize result.
 	instructions string
-	// tasks is the server's tasks capability (tasks.go).
+	// tasks is the server's tasks capability (taskCapability).
 	tasks  pipeline.TaskCapability
 	closed sync.Once
 }
@@ -233,7 +233,7 @@ func (c *conn) ensure(ctx context.Context) (*session, error) {
 	if s.cmd != nil {
 		go c.watch(s)
 	}
-	go c.resubscribe(s) // subscribe.go
+	go c.resubscribe(s)
 	c.changed()
 	return s, nil
 }
@@ -403,7 +403,7 @@ func (c *conn) slog() *slog.Logger {
 }
 
 // initialize runs the handshake, listens for tools/list_changed and
-// forwards what concerns the callers (forward.go).
+// forwards what concerns the callers (relay).
 func (s *session) initialize(ctx context.Context, c *conn) error {
 	s.relay = newRelay(c.log.With(zap.String("server", c.set.describe())), c.set.perCaller)
 	s.client = client.NewClient(s.tr, client.WithLegacyProtocolOnly())
@@ -422,11 +422,11 @@ func (s *session) initialize(ctx context.Context, c *conn) error {
 			return
 		}
 		if n.Method == string(mcp.MethodNotificationResourceUpdated) {
-			c.resourceUpdated(n) // subscribe.go
+			c.resourceUpdated(n)
 			return
 		}
 		if !s.caller {
-			c.catalogChanged(n) // resources.go
+			c.catalogChanged(n)
 		}
 		s.relay.notify(n)
 	})
@@ -560,7 +560,7 @@ func (s *session) listTools(ctx context.Context) ([]listedTool, error) {
 }
 
 // sessionSource gives the session a call goes on: the connection's shared
-// one, or its caller's (callers.go).
+// one, or its caller's (callers.session).
 type sessionSource interface {
 	ensure(ctx context.Context) (*session, error)
 	drop(s *session)
@@ -605,7 +605,7 @@ func (c *conn) call(ctx context.Context, call *pipeline.Call, name string, args 
 	}
 	params := map[string]any{"name": name, "arguments": args}
 	if call != nil && call.Task != nil {
-		params["task"] = taskParams(call.Task) // tasks.go
+		params["task"] = taskParams(call.Task)
 	}
 	perCaller := c.callers != nil
 	for attempt := 0; ; attempt++ {
@@ -741,7 +741,7 @@ func (lt listedTool) tool(namespace string, c *conn) *pipeline.Tool {
 			Idempotent: lt.Annotations.Idempotent, OpenWorld: lt.Annotations.OpenWorld},
 		Listing: lt.raw,
 		// Any upstream tool may send progress, log messages or requests
-		// to its client while it runs (forward.go): it needs the caller's
+		// to its client while it runs (relay.serve): it needs the caller's
 		// MCP session.
 		Interactive: true,
 		Executor: pipeline.ExecutorFunc(func(ctx context.Context, call *pipeline.Call) (*pipeline.Result, error) {
@@ -769,7 +769,7 @@ func (lt listedTool) tool(namespace string, c *conn) *pipeline.Tool {
 	if t.Name != name {
 		t.Aliases = []string{name}
 	}
-	c.passTasks(t, lt) // tasks.go
+	c.passTasks(t, lt)
 	return t
 }
 

@@ -34,7 +34,7 @@ import (
 //     HTTP server sends a message it does not tie to the request on its
 //     other stream, which may be read after the call's response.
 //
-// With `session per_caller` (callers.go) each upstream session has one
+// With `session per_caller` (callers) each upstream session has one
 // verified caller, so whatever the server sends on it reaches only that
 // caller's downstream sessions.
 

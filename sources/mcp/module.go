@@ -94,7 +94,7 @@ type Source struct {
 	// Session is shared (one upstream session serves every caller) or
 	// per_caller: one upstream session per verified caller, for HTTP
 	// servers that keep state per user or take the caller's own
-	// credential (callers.go). Credentials passthrough and per_caller
+	// credential (callers). Credentials passthrough and per_caller
 	// need it. Empty: per_caller for an HTTP server of an endpoint with
 	// default_auth (one caller's upstream state never shows to another),
 	// else shared. A stdio source is always shared: one child process

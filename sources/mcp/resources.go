@@ -55,7 +55,7 @@ func (c *conn) forward(ctx context.Context, method string, params any) (json.Raw
 }
 
 // forwardShared is forward on the shared session whatever the source's
-// sessions: subscriptions are the source's, not a caller's (subscribe.go).
+// sessions: subscriptions are the source's, not a caller's (SubscribeResource).
 func (c *conn) forwardShared(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	return c.send(ctx, true, method, params)
 }

@@ -5,14 +5,14 @@
 // The document is parsed and its $refs resolved by getkin/kin-openapi
 // (OpenAPI 3.0, 3.1 and 3.2; Swagger 2.0 documents are converted to 3.0 by
 // its openapi2conv). It is Caddy-free: the source module wires it into the
-// gateway. The files, in the order a document is used:
+// gateway. The parts, in the order a document is used:
 //
-//	load.go       reading a document from a file or a URL, bounded
-//	operations.go choosing the operations and naming their tools
-//	schema.go     OpenAPI schemas as JSON Schema for tools/list
-//	serialize.go  parameter values on the wire (style and explode)
-//	request.go    one call as an HTTP request
-//	reserved.go   the names only the gateway sends, which no argument may make
-//	credential.go what the gateway injects (never the caller)
-//	executor.go   sending it and turning the response into a result
+//	Load                 reading a document from a file or a URL, bounded
+//	Operations           choosing the operations and naming their tools
+//	jsonSchema           OpenAPI schemas as JSON Schema for tools/list
+//	paramSpec.encode     parameter values on the wire (style and explode)
+//	Operation.newRequest one call as an HTTP request
+//	protectedNames       the names only the gateway sends, which no argument may make
+//	upstream.Credential  what the gateway injects (never the caller)
+//	Executor             sending it and turning the response into a result
 package openapi

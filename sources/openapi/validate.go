@@ -19,7 +19,7 @@ import (
 // strict, any finding fails the load.
 //
 // Examples, defaults and patterns are not checked at all (they do not
-// change a call; patterns are made to compile for clients in schema.go),
+// change a call; patterns are made to compile for clients by ecmaPattern),
 // nor, but with strict, responses and components: what they could be
 // found to lack changes no call, and their schemas are most of what a
 // large document holds. kin-openapi validates a schema again at each use,
