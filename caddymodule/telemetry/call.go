@@ -326,16 +326,3 @@ func clip(s string) string {
 	}
 	return s[:maxClientText] + "…"
 }
-
-// Respond opens the response stage (encoding the result) under its own
-// span; the returned func ends it with the encoder's failure, nil if none.
-func (rec *Call) Respond(ctx context.Context) func(*pipeline.Error) {
-	_, end := rec.Stage(ctx, nil, pipeline.StageResponse)
-	return func(perr *pipeline.Error) {
-		if perr != nil {
-			end(perr)
-		} else {
-			end(nil) // not a typed nil: a nil *pipeline.Error is no failure
-		}
-	}
-}
