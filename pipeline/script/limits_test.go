@@ -72,7 +72,11 @@ func TestNativeWorkReturnsAtLimit(t *testing.T) {
 // they end, calls run again.
 func TestAbandonedCap(t *testing.T) {
 	dir := files(t, map[string]string{"re.js": backtracking})
-	s := mustLoad(t, filepath.Join(dir, "re.js"), Options{Timeout: 100 * time.Millisecond, MaxRuntimes: 4, MaxAbandoned: 1})
+	// One second: far below the match's RegexMatchTimeout, so the first
+	// call is abandoned while its match runs on, and far above what a fresh
+	// runtime takes to answer "aaa" under -race on a loaded machine (100 ms
+	// was not: the last call timed out in CI).
+	s := mustLoad(t, filepath.Join(dir, "re.js"), Options{Timeout: time.Second, MaxRuntimes: 4, MaxAbandoned: 1})
 	if se := scriptErr(t, callErr(s, slowInput)); se.Kind != KindTimeout {
 		t.Fatalf("first call: %+v", se)
 	}

@@ -28,7 +28,10 @@ func TestPoolServesWhileOneSpins(t *testing.T) {
 			if (inputs.spin) { while (true) {} }
 			return {n: inputs.n * 2}
 		}`})
-	s := mustLoad(t, filepath.Join(dir, "s.js"), Options{Timeout: time.Second, MaxRuntimes: 6})
+	// The spinning calls hold both cores of a small machine until the
+	// timeout; the good calls share them meanwhile, so the timeout leaves
+	// them room under -race (one second did not, on a loaded machine).
+	s := mustLoad(t, filepath.Join(dir, "s.js"), Options{Timeout: 3 * time.Second, MaxRuntimes: 6})
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
 	for i := 0; i < 2; i++ {
