@@ -13,8 +13,7 @@ import (
 
 // A request turned away before MCP sees it (400 unreadable body, 413 body
 // too large, 429 over the endpoint's rate limit, 503 over max_concurrent)
-// is a
-// caddyhttp.HandlerError, as Caddy's own handlers return, so that the
+// is a caddyhttp.HandlerError, as Caddy's own handlers return, so that the
 // site's `handle_errors` routes answer it. Without such routes Caddy would
 // write the bare status; the handler writes, as it always has, a JSON-RPC
 // error that MCP clients can read.
