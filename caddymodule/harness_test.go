@@ -10,8 +10,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,11 +117,16 @@ func (g *gateway) load(caddyfile string) error {
 	if globals == "" {
 		globals = "{\n\tadmin " + cmp.Or(g.admin, "off") + "\n\tpersist_config off\n\tlog default {\n\t\toutput discard\n\t}\n" + g.globals + "}\n"
 	}
+	generation := loadGeneration.Add(1)
 	src := globals +
 		// No host matcher: every Host reaches the handler (a site address
 		// with a host would answer other hosts with Caddy's empty 200), and
 		// the listener is loopback only.
 		strings.ReplaceAll(caddyfile, "SITE {", fmt.Sprintf("http://:%d {\n\tbind 127.0.0.1\n", g.port))
+	probed := strings.Contains(caddyfile, "SITE {")
+	if probed {
+		src += fmt.Sprintf("\nhttp://%s:%d {\n\tbind 127.0.0.1\n\trespond \"%d\"\n}\n", loadProbeHost, g.port, generation)
+	}
 	cfg, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), map[string]any{"filename": "Caddyfile"})
 	if err != nil {
 		return fmt.Errorf("adapt: %w", err)
@@ -131,12 +138,52 @@ func (g *gateway) load(caddyfile string) error {
 		return err
 	}
 	lastReload.Store(time.Now().UnixNano())
+	if probed {
+		g.awaitGeneration(generation)
+	}
 	// A reload closes the previous config's connections, and a port freed by
 	// an earlier test's gateway may be this one's: a keep-alive connection
 	// kept from before would fail the next POST with EOF (Go's client does
 	// not retry a POST). Clients reconnect after a reload; so do the tests.
 	http.DefaultClient.CloseIdleConnections()
 	return nil
+}
+
+// A reload returns once the previous config's servers have been told to
+// stop, but Caddy's App.Stop says the scheduler may still let one of them
+// accept a connection first, which it then serves with the old handler. A
+// test that checks what a reload removed would see that as a failure
+// (TestCatalogGateway did, under -race on a busy machine). So every load
+// adds a site on the same listener that answers with the load's
+// generation, and waits until fresh connections see only the new one.
+const loadProbeHost = "load-probe.invalid"
+
+var loadGeneration atomic.Int64
+
+func (g *gateway) awaitGeneration(generation int64) {
+	g.t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	want := strconv.FormatInt(generation, 10)
+	inARow := 0
+	for deadline := time.Now().Add(30 * time.Second); inARow < 3; {
+		if time.Now().After(deadline) {
+			g.t.Fatalf("the reload to generation %s never took over port %d", want, g.port)
+		}
+		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", g.port), nil)
+		req.Host = loadProbeHost
+		got := ""
+		if res, err := client.Do(req); err == nil {
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			got = string(b)
+		}
+		if got == want {
+			inARow++
+			continue
+		}
+		inARow = 0
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // mcpClient opens an initialized mcp-go client session on the gateway.
