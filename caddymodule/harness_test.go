@@ -125,7 +125,8 @@ func (g *gateway) load(caddyfile string) error {
 		strings.ReplaceAll(caddyfile, "SITE {", fmt.Sprintf("http://:%d {\n\tbind 127.0.0.1\n", g.port))
 	probed := strings.Contains(caddyfile, "SITE {")
 	if probed {
-		src += fmt.Sprintf("\nhttp://%s:%d {\n\tbind 127.0.0.1\n\trespond \"%d\"\n}\n", loadProbeHost, g.port, generation)
+		// A body of digits alone would be read as a status code.
+		src += fmt.Sprintf("\nhttp://%s:%d {\n\tbind 127.0.0.1\n\trespond \"generation %d\"\n}\n", loadProbeHost, g.port, generation)
 	}
 	cfg, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), map[string]any{"filename": "Caddyfile"})
 	if err != nil {
@@ -139,7 +140,9 @@ func (g *gateway) load(caddyfile string) error {
 	}
 	lastReload.Store(time.Now().UnixNano())
 	if probed {
-		g.awaitGeneration(generation)
+		if err := g.awaitGeneration(generation); err != nil {
+			return err
+		}
 	}
 	// A reload closes the previous config's connections, and a port freed by
 	// an earlier test's gateway may be this one's: a keep-alive connection
@@ -160,23 +163,28 @@ const loadProbeHost = "load-probe.invalid"
 
 var loadGeneration atomic.Int64
 
-func (g *gateway) awaitGeneration(generation int64) {
-	g.t.Helper()
+func (g *gateway) awaitGeneration(generation int64) error {
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	want := strconv.FormatInt(generation, 10)
-	inARow := 0
+	want := "generation " + strconv.FormatInt(generation, 10)
+	inARow, last := 0, ""
 	for deadline := time.Now().Add(30 * time.Second); inARow < 3; {
 		if time.Now().After(deadline) {
-			g.t.Fatalf("the reload to generation %s never took over port %d", want, g.port)
+			return fmt.Errorf("the load of generation %d never took over port %d (the probe's last answer: %q)", generation, g.port, last)
 		}
 		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", g.port), nil)
 		req.Host = loadProbeHost
 		got := ""
-		if res, err := client.Do(req); err == nil {
+		if res, err := client.Do(req); err != nil {
+			got = err.Error()
+		} else {
 			b, _ := io.ReadAll(res.Body)
 			res.Body.Close()
-			got = string(b)
+			got = res.Status + ": " + string(b)
+			if res.StatusCode == http.StatusOK {
+				got = string(b)
+			}
 		}
+		last = got
 		if got == want {
 			inARow++
 			continue
@@ -184,6 +192,7 @@ func (g *gateway) awaitGeneration(generation int64) {
 		inARow = 0
 		time.Sleep(10 * time.Millisecond)
 	}
+	return nil
 }
 
 // mcpClient opens an initialized mcp-go client session on the gateway.
