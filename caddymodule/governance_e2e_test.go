@@ -357,3 +357,63 @@ func TestPinDriftEndToEnd(t *testing.T) {
 		t.Errorf("still held after re-pinning")
 	}
 }
+
+// TestPinOpenAPIRefresh: pins and overrides on another kind of source. An
+// OpenAPI document pinned by caddy mcp pin, refreshed while the gateway
+// runs: its renamed operation is served under the operator's name, an
+// operation the refreshed document adds is held as new (not listed, not
+// callable), and one whose method changes (its annotations with it) is
+// held as changed.
+func TestPinOpenAPIRefresh(t *testing.T) {
+	srv, setDoc := liveSpecServer(t)
+	dir := t.TempDir()
+	pins := filepath.Join(dir, "pins.json")
+	site := fmt.Sprintf(`SITE {
+	mcp /mcp {
+		source live openapi %s/spec.json {
+			base_url %s
+			refresh 100ms
+			pin %s
+			rename getA fetch_a
+		}
+	}
+}`, srv.URL, srv.URL, pins)
+	config := filepath.Join(dir, "Caddyfile")
+	writeFile(t, config, strings.Replace(site, "SITE {", "http://127.0.0.1:1 {", 1))
+	if out, errOut, err := runMCPCommand(t, "pin", "--config", config, "--adapter", "caddyfile"); err != nil || !strings.Contains(out, "new getA") {
+		t.Fatalf("pin: %v\n%s%s", err, out, errOut)
+	}
+	g := startGateway(t, site)
+	s := g.rawSession(t, "2025-06-18")
+	list := func() string {
+		r, _ := s.post(t, `{"jsonrpc":"2.0","id":90,"method":"tools/list"}`)
+		return string(r.Result)
+	}
+	if l := list(); !strings.Contains(l, `"fetch_a"`) || strings.Contains(l, `"live_getA"`) {
+		t.Fatalf("tools/list: %s", l)
+	}
+	if r := s.call(t, "fetch_a", map[string]any{}).tool(t); !strings.Contains(r.Content[0].Text, `"/a"`) {
+		t.Errorf("fetch_a: %+v", r)
+	}
+
+	setDoc(specWithB)
+	waitFor(t, "getB held as new", func() bool { return heldMetric(t, "live", "new") == 1 })
+	if l := list(); strings.Contains(l, "getB") || !strings.Contains(l, `"fetch_a"`) {
+		t.Errorf("tools/list with getB held: %s", l)
+	}
+	if r := s.call(t, "live_getB", map[string]any{}); r.Error == nil || r.Error.Code != -32601 {
+		t.Errorf("live_getB while held: %+v", r)
+	}
+
+	setDoc(`{"openapi":"3.0.3","info":{"title":"t","version":"3"},"paths":{
+		"/a":{"delete":{"operationId":"getA","responses":{"200":{"description":"ok"}}}}}}`)
+	waitFor(t, "getA held as changed", func() bool { return heldMetric(t, "live", "changed") == 1 })
+	if l := list(); strings.Contains(l, "fetch_a") {
+		t.Errorf("tools/list with getA held: %s", l)
+	}
+	for _, name := range []string{"fetch_a", "live_getA", "getA"} {
+		if r := s.call(t, name, map[string]any{}); r.Error == nil || r.Error.Code != -32601 {
+			t.Errorf("%s while held: %+v", name, r)
+		}
+	}
+}
