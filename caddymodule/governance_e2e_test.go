@@ -71,7 +71,7 @@ func (u *governedUpstream) calls(tool string) []map[string]any {
 // client: tools/list shows the operator's names, words and schema; a call
 // sends the set value and refuses the hidden argument; the former names
 // stay aliases; approval writes follows the operator's annotate, not the
-// upstream's hints; the catalog shows the same tools.
+// upstream's hints; the catalog and tool search show the same tools.
 func TestOverridesEndToEnd(t *testing.T) {
 	up := startGovernedUpstream(t,
 		mcp.NewTool("create_issue", mcp.WithDescription("Creates an issue."),
@@ -83,7 +83,7 @@ func TestOverridesEndToEnd(t *testing.T) {
 		mcp.NewTool("get_file", mcp.WithDescription("Reads a file."), mcp.WithDestructiveHintAnnotation(true),
 			mcp.WithString("path", mcp.Required())),
 	)
-	g := startGateway(t, fmt.Sprintf(`SITE {
+	site := fmt.Sprintf(`SITE {
 	mcp /mcp {
 		source gh mcp %s {
 			approval writes
@@ -96,7 +96,8 @@ func TestOverridesEndToEnd(t *testing.T) {
 			annotate get_file read_only
 		}
 	}
-}`, up.URL))
+}`, up.URL)
+	g := startGateway(t, site)
 	asker := &mcpGoElicitor{action: mcp.ElicitationResponseActionAccept}
 	c := elicitingMCPGoClient(t, g.URL, asker)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -174,6 +175,16 @@ func TestOverridesEndToEnd(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(page), "open_ticket") || !strings.Contains(string(page), "Opens a ticket in the web team&#39;s tracker.") || strings.Contains(string(page), "Creates an issue.") {
 		t.Errorf("the catalog does not show the overridden tool")
+	}
+
+	// Tool search finds the operator's tool by the operator's words.
+	if err := g.load(strings.Replace(site, "	mcp /mcp {\n", "	mcp /mcp {\n\t\tdiscovery search\n", 1)); err != nil {
+		t.Fatal(err)
+	}
+	s := g.rawSession(t, "2025-06-18")
+	r := s.call(t, "search_tools", map[string]any{"query": "ticket tracker"}).tool(t)
+	if len(r.Content) != 1 || !strings.Contains(r.Content[0].Text, `"open_ticket"`) || !strings.Contains(r.Content[0].Text, "web team") || strings.Contains(r.Content[0].Text, "Creates an issue.") {
+		t.Errorf("search_tools: %+v", r)
 	}
 }
 
