@@ -51,7 +51,9 @@ func TestGovern(t *testing.T) {
 	log := zap.New(core)
 	ov := &renamer{}
 	s := &Source{Name: "x", Namespace: "x", Pins: pins, Overrides: ov,
-		Src: upstream{func() []*pipeline.Tool { return []*pipeline.Tool{tool("add", desc), tool("echo", "Echoes."), tool("mul", "Multiplies.")} }}}
+		Src: upstream{func() []*pipeline.Tool {
+			return []*pipeline.Tool{tool("add", desc), tool("echo", "Echoes."), tool("mul", "Multiplies.")}
+		}}}
 	var prepared []string
 	prepare := func(_ *Source, t *pipeline.Tool) error { prepared = append(prepared, t.Name); return nil }
 
