@@ -1889,7 +1889,9 @@ func unmarshalOverrides(lines caddyfile.Segment) (json.RawMessage, error) {
 	const id = "mcp.overrides.tools"
 	mod, err := caddy.GetModule(id)
 	if err != nil {
-		return nil, caddyfile.NewDispenser(lines[:1]).Errf("%s: this build has no module %s", lines[0].Text, id)
+		line := caddyfile.NewDispenser(lines[:1])
+		line.Next()
+		return nil, line.Errf("%s: this build has no module %s", lines[0].Text, id)
 	}
 	unm, ok := mod.New().(caddyfile.Unmarshaler)
 	if !ok {

@@ -139,6 +139,11 @@ func pinSources(w io.Writer, sources []PinSource, tools []string, write bool) (c
 		if err != nil {
 			return false, fmt.Errorf("source %q: %v", s.Name, err)
 		}
+		if len(s.Tools) == 0 && len(old) > 0 {
+			// A source that is not required loads without its upstream:
+			// writing its pins now would drop every approved definition.
+			return false, fmt.Errorf("source %q gave no tools (is its upstream reachable?) and %s pins %d: nothing written", s.Name, s.File, len(old))
+		}
 		wanted := func(key string) bool { return len(tools) == 0 || slices.Contains(tools, key) }
 		fmt.Fprintf(w, "source %s (%s):\n", s.Name, s.File)
 		same := 0
