@@ -8,8 +8,8 @@
 //
 // The Caddy modules themselves are registered by package
 // github.com/edgemcp/edgemcp/caddymodule and by the built-in connectors and
-// sources and the shared store (guest modules mcp.connectors.*, mcp.sources.*
-// and mcp.stores.*), imported here.
+// sources, the overrides and the shared store (guest modules mcp.connectors.*,
+// mcp.sources.*, mcp.overrides.* and mcp.stores.*), imported here.
 package edgemcp
 
 import (
@@ -23,6 +23,8 @@ import (
 	_ "github.com/edgemcp/edgemcp/sources/graphql"
 	_ "github.com/edgemcp/edgemcp/sources/mcp"
 	_ "github.com/edgemcp/edgemcp/sources/openapi"
+	// The operator's overrides of any source's tools (mcp.overrides.tools).
+	_ "github.com/edgemcp/edgemcp/sources/override"
 	// The built-in shared store.
 	_ "github.com/edgemcp/edgemcp/stores/redis"
 )

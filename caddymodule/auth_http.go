@@ -39,8 +39,8 @@ func (h *Handler) newEndpointAuth() *access.Endpoint {
 // Aliases (serverTools) are never listed: each tool appears once, under
 // its own name.
 func (h *Handler) toolFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	if fastpath.CallFrom(ctx) != nil {
-		return tools
+	if c := fastpath.CallFrom(ctx); c != nil && c.List == nil {
+		return tools // a tools/call; a tools/list whose entries are passed on (Call.List) is filtered
 	}
 	r := h.tools() // one version for the whole list
 	if r.search != nil {

@@ -10,5 +10,6 @@ import (
 	_ "github.com/edgemcp/edgemcp/sources/graphql"
 	_ "github.com/edgemcp/edgemcp/sources/mcp"
 	_ "github.com/edgemcp/edgemcp/sources/openapi"
+	_ "github.com/edgemcp/edgemcp/sources/override"
 	_ "github.com/edgemcp/edgemcp/stores/redis"
 )

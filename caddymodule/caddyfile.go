@@ -26,6 +26,7 @@ import (
 	"github.com/edgemcp/edgemcp/internal/caddyargs"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cmdtemplate"
+	"github.com/edgemcp/edgemcp/pipeline/pin"
 	"github.com/edgemcp/edgemcp/pipeline/script"
 	"github.com/edgemcp/edgemcp/pipeline/sqltemplate"
 )
@@ -1757,6 +1758,10 @@ func (h *Handler) parseSourceDirective(d *caddyfile.Dispenser) error {
 	if err != nil {
 		return err
 	}
+	seg, gov, err := takeSourceGovernance(seg, name)
+	if err != nil {
+		return err
+	}
 	var sel SourceSelection
 	block, err := splitSourceBlock(seg, name, typ, &sel)
 	if err != nil {
@@ -1767,8 +1772,136 @@ func (h *Handler) parseSourceDirective(d *caddyfile.Dispenser) error {
 		return err
 	}
 	var warnings []caddyconfig.Warning
-	h.Sources = append(h.Sources, SourceConfig{Name: name, SourceRaw: caddyconfig.JSONModuleObject(unm, "source", typ, &warnings), Approval: approval, SourceSelection: sel})
+	h.Sources = append(h.Sources, SourceConfig{Name: name, SourceRaw: caddyconfig.JSONModuleObject(unm, "source", typ, &warnings), Approval: approval, SourceSelection: sel,
+		OverridesRaw: gov.overrides, Pin: gov.pin})
 	return nil
+}
+
+// overrideDirectives are the lines of a source's block that override its
+// tools (docs/governance.md, Overrides), whatever the source's type.
+var overrideDirectives = map[string]bool{"rename": true, "describe": true, "hide": true, "annotate": true}
+
+// sourceGovernance is what takeSourceGovernance reads of a source's block.
+type sourceGovernance struct {
+	overrides json.RawMessage // the mcp.overrides.tools module; nil: none
+	pin       *pin.Config     // nil: not pinned
+}
+
+// takeSourceGovernance removes the override lines (rename, describe,
+// hide with its block, annotate) and the pin lines from the block of a
+// source segment (which starts at the source's type): the gateway applies
+// them to every source's tools, so the source module never sees them.
+// The override lines go, in their order and with their file and line, to
+// the guest module mcp.overrides.tools.
+//
+//	pin <file>        hold the tools to the definitions in file
+//	pin new allow     serve tools the file does not name yet
+func takeSourceGovernance(seg caddyfile.Segment, source string) (caddyfile.Segment, sourceGovernance, error) {
+	owner := fmt.Sprintf("source %q", source)
+	var gov sourceGovernance
+	var overrides caddyfile.Segment
+	var allowNew *caddyfile.Dispenser // the pin new allow line, for its error
+	rest := make(caddyfile.Segment, 0, len(seg))
+	nesting := 0
+	for i := 0; i < len(seg); i++ {
+		t := seg[i]
+		if nesting == 1 && startsLine(seg, i) && !t.Quoted() && (overrideDirectives[t.Text] || t.Text == "pin") {
+			end := lineEnd(seg, i)
+			if t.Text != "pin" {
+				overrides = append(overrides, seg[i:end]...)
+				i = end - 1
+				continue
+			}
+			line := caddyfile.NewDispenser(seg[i:end])
+			line.Next()
+			args := line.RemainingArgs()
+			switch {
+			case slices.ContainsFunc(seg[i:end], func(t caddyfile.Token) bool { return t.Text == "{" && !t.Quoted() }):
+				return nil, gov, line.Errf("%s: pin takes no block", owner)
+			case len(args) == 2 && args[0] == "new" && args[1] == "allow":
+				if allowNew != nil {
+					return nil, gov, line.Errf("%s: pin new allow given twice", owner)
+				}
+				allowNew = line
+			case len(args) == 1 && args[0] != "new":
+				if gov.pin != nil {
+					return nil, gov, line.Errf("%s: pin <file> given twice", owner)
+				}
+				gov.pin = &pin.Config{File: args[0]}
+			default:
+				return nil, gov, line.Errf("%s: usage: pin <file>, or pin new allow", owner)
+			}
+			i = end - 1
+			continue
+		}
+		if !t.Quoted() {
+			switch t.Text {
+			case "{":
+				nesting++
+			case "}":
+				nesting--
+			}
+		}
+		rest = append(rest, t)
+	}
+	if allowNew != nil {
+		if gov.pin == nil {
+			return nil, gov, allowNew.Errf("%s: pin new allow needs pin <file>", owner)
+		}
+		gov.pin.AllowNew = true
+	}
+	if len(overrides) > 0 {
+		raw, err := unmarshalOverrides(overrides)
+		if err != nil {
+			return nil, gov, fmt.Errorf("%s: %v", owner, err)
+		}
+		gov.overrides = raw
+	}
+	return rest, gov, nil
+}
+
+// lineEnd is the index after the line that starts at seg[i], its block
+// included when the line ends with "{".
+func lineEnd(seg caddyfile.Segment, i int) int {
+	end := i + 1
+	for end < len(seg) && !startsLine(seg, end) {
+		end++
+	}
+	if last := seg[end-1]; last.Text != "{" || last.Quoted() {
+		return end
+	}
+	for depth := 1; end < len(seg) && depth > 0; end++ {
+		if t := seg[end]; !t.Quoted() {
+			switch t.Text {
+			case "{":
+				depth++
+			case "}":
+				depth--
+			}
+		}
+	}
+	return end
+}
+
+// unmarshalOverrides hands the override lines to the guest module
+// mcp.overrides.tools; its errors name the Caddyfile's file and line.
+func unmarshalOverrides(lines caddyfile.Segment) (json.RawMessage, error) {
+	const id = "mcp.overrides.tools"
+	mod, err := caddy.GetModule(id)
+	if err != nil {
+		line := caddyfile.NewDispenser(lines[:1])
+		line.Next()
+		return nil, line.Errf("%s: this build has no module %s", lines[0].Text, id)
+	}
+	unm, ok := mod.New().(caddyfile.Unmarshaler)
+	if !ok {
+		return nil, fmt.Errorf("module %s does not read a Caddyfile", id)
+	}
+	if err := unm.UnmarshalCaddyfile(caddyfile.NewDispenser(lines)); err != nil {
+		return nil, err
+	}
+	var warnings []caddyconfig.Warning
+	return caddyconfig.JSONModuleObject(unm, "overrides", "tools", &warnings), nil
 }
 
 // Interface guard.

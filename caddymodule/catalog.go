@@ -4,8 +4,10 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/edgemcp/edgemcp/caddymodule/access"
 	"github.com/edgemcp/edgemcp/caddymodule/auth"
 	"github.com/edgemcp/edgemcp/caddymodule/catalog"
+	"github.com/edgemcp/edgemcp/pipeline"
 )
 
 // newCatalog is the endpoint's catalog page (catalog.Catalog); nil with
@@ -40,6 +42,18 @@ func (h *Handler) catalogContents(r *http.Request) catalog.Contents {
 	for _, p := range h.prompts.All() {
 		if h.prompts.Readable(r.Context(), p) {
 			c.Prompts = append(c.Prompts, p)
+		}
+	}
+	// A held tool has no policy of its own yet: it is shown to whoever
+	// passes the endpoint's default_auth, as its tools would be.
+	var endpointAuth pipeline.Authorizer
+	if h.defaultAuth != nil {
+		endpointAuth = h.defaultAuth
+	}
+	for _, held := range h.tools().held {
+		if access.Allowed(r.Context(), endpointAuth, held.Tool.Name) {
+			c.Held = append(c.Held, catalog.Held{Source: held.Source, Name: held.Tool.Name, Reason: string(held.Reason),
+				Why: held.Message(), Pinned: held.Pinned, Current: held.Current, Changes: held.Changes})
 		}
 	}
 	return c

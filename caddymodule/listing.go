@@ -219,4 +219,4 @@ func listedArguments(args []PromptArgumentConfig) []cli.PromptArgument {
 
 // The operator's `caddy mcp ...` commands list each mcp handler with
 // endpointOf.
-func init() { cli.Register(endpointOf, Version) }
+func init() { cli.Register(endpointOf, pinSources, Version) }

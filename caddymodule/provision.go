@@ -22,6 +22,7 @@ type provisioning struct {
 	conns   map[string]connectorRef // the connectors, by name
 	tools   []*pipeline.Tool        // the declared tools
 	sourced []*pipeline.Tool        // the sources' tools
+	held    []sourcetools.Held      // the sources' tools their pins hold back
 	reg     *registry               // the first version of the tools
 }
 
@@ -175,14 +176,15 @@ func (h *Handler) provisionSourceTools(p *provisioning) error {
 	if err := h.provisionSources(p.ctx); err != nil {
 		return err
 	}
-	sourced, err := h.sourceTools()
+	sourced, held, err := h.sourceTools()
 	if err != nil {
 		return err
 	}
 	if err := sourcetools.CheckNames(h.declared, sourced); err != nil {
 		return err
 	}
-	p.sourced = sourced
+	p.sourced, p.held = sourced, held
+	h.exposeHeld()
 	h.warnUnapprovedCatalogs()
 	return h.provisionUpstreams()
 }
@@ -210,6 +212,7 @@ func (h *Handler) provisionRegistry(p *provisioning) error {
 	if err := h.checkPins(reg.engine); err != nil {
 		return err
 	}
+	reg.held = p.held
 	h.setTools(reg)
 	p.reg = reg
 	return nil

@@ -26,6 +26,7 @@ type registry struct {
 	obs    map[string]*telemetry.Tool // telemetry per tool
 	search *discovery.Index           // discovery search; nil: tools/list lists every tool
 	fast   *fastpath.Tools            // what the fast path keeps of the version
+	held   []sourcetools.Held         // the sources' tools their pins hold back
 }
 
 // Tools implements fastpath.Registry.
@@ -102,7 +103,7 @@ func (h *Handler) serverTools(r *registry) []server.ServerTool {
 func (h *Handler) swapTools() {
 	h.live.swapMu.Lock()
 	defer h.live.swapMu.Unlock()
-	sourced, err := h.sourceTools()
+	sourced, held, err := h.sourceTools()
 	if err == nil {
 		err = sourcetools.CheckNames(h.declared, sourced)
 	}
@@ -119,6 +120,7 @@ func (h *Handler) swapTools() {
 		h.logger.Warn("tools not updated: the new set does not load; the previous one stays", zap.Error(err))
 		return
 	}
+	r.held = held
 	h.setTools(r)
 	h.mcp.SetTools(h.serverTools(r)...)
 	h.upstreams.Refresh() // the sources' resources and prompts

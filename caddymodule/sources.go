@@ -9,7 +9,9 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/pipeline/pin"
 )
 
 // Sources are backends that bring their own tools (README, Sources): guest
@@ -27,6 +29,13 @@ type SourceConfig struct {
 	Approval string `json:"approval,omitempty"`
 	// SourceSelection: prefix, disable, include, exclude.
 	SourceSelection
+	// OverridesRaw are the operator's overrides of the source's tools
+	// (rename, describe, hide, annotate), a guest module mcp.overrides.*
+	// (pipeline.ToolOverrides).
+	OverridesRaw json.RawMessage `json:"overrides,omitempty" caddy:"namespace=mcp.overrides inline_key=overrides"`
+	// Pin holds the source's tools to the definitions in a pin file
+	// (`pin <file>`, `pin new allow`); nil: not pinned.
+	Pin *pin.Config `json:"pin,omitempty"`
 }
 
 // sourceName is what a namespace may be: it starts every tool name.
@@ -60,17 +69,53 @@ func (h *Handler) provisionSources(ctx caddy.Context) error {
 		if !ok {
 			return fmt.Errorf("source %q: module %T is not a source", cfg.Name, mod)
 		}
-		h.sources = append(h.sources, &sourcetools.Source{Name: cfg.Name, Namespace: cfg.namespace(), Approval: cfg.Approval, Src: src,
-			Disable: cfg.Disable, Include: cfg.Include, Exclude: cfg.Exclude})
+		st := &sourcetools.Source{Name: cfg.Name, Namespace: cfg.namespace(), Approval: cfg.Approval, Src: src,
+			Disable: cfg.Disable, Include: cfg.Include, Exclude: cfg.Exclude}
+		if err := cfg.loadGovernance(ctx, st); err != nil {
+			return err
+		}
+		h.sources = append(h.sources, st)
 	}
 	return nil
 }
 
-// sourceTools are the sources' tools as they are now. Each runs the
+// loadGovernance gives st the source's pins, read now from the pin file
+// (a missing or altered file fails the load: a source meant to be pinned
+// is never served unpinned), and its overrides module.
+func (cfg *SourceConfig) loadGovernance(ctx caddy.Context, st *sourcetools.Source) error {
+	if cfg.Pin != nil {
+		if cfg.Pin.File == "" {
+			return fmt.Errorf("source %q: pin: no file", cfg.Name)
+		}
+		pins, err := cfg.Pin.Load(cfg.Name)
+		if err != nil {
+			return fmt.Errorf("source %q: %v", cfg.Name, err)
+		}
+		if pins == nil {
+			pins = pin.Pins{} // a file that names none of the source's tools pins them all as new
+		}
+		st.Pins, st.AllowNew = pins, cfg.Pin.AllowNew
+	}
+	if cfg.OverridesRaw != nil {
+		mod, err := ctx.LoadModule(cfg, "OverridesRaw")
+		if err != nil {
+			return fmt.Errorf("source %q: overrides: %v", cfg.Name, err)
+		}
+		ov, ok := mod.(pipeline.ToolOverrides)
+		if !ok {
+			return fmt.Errorf("source %q: module %T does not override tools", cfg.Name, mod)
+		}
+		st.Overrides = ov
+	}
+	return nil
+}
+
+// sourceTools are the sources' tools as they are now, and those their
+// pins hold back (sourcetools.Tools). Each runs the
 // endpoint's default_auth check in its authentication stage, so that its
 // call carries the verified identity (per-caller credentials and the
 // identity-scoped cache key need it).
-func (h *Handler) sourceTools() ([]*pipeline.Tool, error) {
+func (h *Handler) sourceTools() ([]*pipeline.Tool, []sourcetools.Held, error) {
 	return sourcetools.Tools(h.sources, h.logger, func(s *sourcetools.Source, t *pipeline.Tool) error {
 		if t.Auth == nil && h.defaultAuth != nil {
 			t.Auth = h.defaultAuth
@@ -80,4 +125,31 @@ func (h *Handler) sourceTools() ([]*pipeline.Tool, error) {
 		}
 		return h.applyApproval(t, "", s.Approval)
 	})
+}
+
+// exposeHeld reports each pinned source's held tools as the metric
+// edgemcp_tools_held{source,reason}, read from the current version of the
+// tools at every scrape.
+func (h *Handler) exposeHeld() {
+	if h.live == nil {
+		h.live = new(liveTools) // made before a scrape can read it
+	}
+	live := h.live
+	for _, s := range h.sources {
+		if s.Pins == nil {
+			continue
+		}
+		name := s.Name
+		telemetry.ExposeHeld(h, name, func() map[string]int {
+			counts := map[string]int{}
+			if r := live.reg.Load(); r != nil { // nil: scraped before the first version is made
+				for _, held := range r.held {
+					if held.Source == name {
+						counts[string(held.Reason)]++
+					}
+				}
+			}
+			return counts
+		})
+	}
 }

@@ -78,3 +78,14 @@ func ToolName(namespace, base string) string {
 	}
 	return name
 }
+
+// ToolOverrides are the operator's changes to a source's tools (rename,
+// describe, hide with set, annotate), a guest module mcp.overrides.*: the
+// gateway applies them to the tools a source gives, after checking the
+// source's pins, before it builds the registry. out holds each tool as
+// overridden; unused names the overrides that met no tool (a source may
+// bring it later); an override that cannot apply is an error naming the
+// tool.
+type ToolOverrides interface {
+	Apply(tools []*Tool) (out []*Tool, unused []string, err error)
+}

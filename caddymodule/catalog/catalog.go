@@ -91,11 +91,24 @@ type Resource struct {
 }
 
 // Contents is what a request's caller may use: tools in declaration
-// order, resources and prompts.
+// order, resources and prompts; and the tools a pinned source's pins hold
+// back for the operator's review.
 type Contents struct {
 	Tools     []*pipeline.Tool
 	Resources []Resource
 	Prompts   []*pipeline.Prompt
+	Held      []Held
+}
+
+// Held is a tool a pinned source brings whose definition is not the
+// pinned one (or has no pin): the page says which, why, the pinned and
+// current hashes and the short diff.
+type Held struct {
+	Source, Name, Reason string
+	// Why is the sentence the gateway's warning says.
+	Why             string
+	Pinned, Current string
+	Changes         []string
 }
 
 // Options configure a Catalog.
@@ -254,6 +267,8 @@ type catalogPage struct {
 	// Resources and Prompts the caller may use.
 	Resources []catalogResource
 	Prompts   []catalogPrompt
+	// Held are the tools held for review (Contents.Held).
+	Held []Held
 }
 
 type catalogTool struct {
@@ -303,6 +318,7 @@ func (c *Catalog) page(r *http.Request, locked bool) catalogPage {
 		})
 	}
 	p.Resources, p.Prompts = resourcesAndPrompts(contents)
+	p.Held = contents.Held
 	return p
 }
 

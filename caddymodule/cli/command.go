@@ -1,6 +1,7 @@
 // Package cli is `caddy mcp ...`, the operator's commands: `tools` lists
 // the tools of a config without starting anything, `call` calls one tool
-// on a running endpoint.
+// on a running endpoint, `pin` compares pinned sources with their pin
+// files and writes them.
 package cli
 
 import (
@@ -21,12 +22,13 @@ type Lister func(handler json.RawMessage) (Endpoint, error)
 // Register adds `caddy mcp ...`, the operator's subcommands: `tools`
 // reads a config and lists its tools without provisioning anything, with
 // list for each mcp handler; `call` is a small MCP client for a running
-// gateway, which introduces itself with the module's version.
-func Register(list Lister, version string) {
+// gateway, which introduces itself with the module's version; `pin`
+// connects the pinned sources with connect.
+func Register(list Lister, connect Pinner, version string) {
 	clientVersion = version
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "mcp",
-		Usage: "tools|call ...",
+		Usage: "tools|call|pin ...",
 		Short: "Inspects edgemcp configs and calls tools on a running MCP endpoint",
 		Long: `
 Operator commands of the edgemcp module.
@@ -40,11 +42,19 @@ Operator commands of the edgemcp module.
   caddy mcp call <url> <tool> [key=value ...] [--header 'Name: value' ...]
       Calls one tool on a running MCP endpoint and prints the result. On a
       JSON-RPC error it prints the code and message and exits 1.
+
+  caddy mcp pin --config <file> [--adapter caddyfile] [--diff] [--write]
+                [--source <name>...] [--tool <name>...]
+      Connects each source with a pin file (pin <file> in its block),
+      reads its tools as the gateway would, and compares them with the
+      file. --diff prints each changed, new and gone tool with its diff
+      and exits 1 when there is any; otherwise the files are written
+      (the other sources' entries of a shared file are kept).
 `,
 		CobraFunc: func(cmd *cobra.Command) {
 			cmd.Args = cobra.NoArgs
 			cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
-			cmd.AddCommand(toolsCommand(list), callCommand())
+			cmd.AddCommand(toolsCommand(list), callCommand(), pinCommand(connect))
 		},
 	})
 }

@@ -1,8 +1,9 @@
 // Package sourcetools is the gateway's side of the tool sources (guest
 // modules mcp.sources.<type>, provisioned by the shell): a source's tools
 // named into its namespace, selected (disable, include, exclude), given
-// the aliases every source tool answers to, checked against each other's
-// names, and rebuilt when a source says they changed.
+// the aliases every source tool answers to, held to their pins and
+// overridden by the operator (docs/governance.md), checked against each
+// other's names, and rebuilt when a source says they changed.
 package sourcetools
 
 import (
@@ -11,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/pipeline"
+	"github.com/edgemcp/edgemcp/pipeline/pin"
 )
 
 // Source is a provisioned source module under its name.
@@ -23,28 +25,57 @@ type Source struct {
 	Src      pipeline.Source
 	// Disable, Include and Exclude select its tools (Select).
 	Disable, Include, Exclude []string
+	// Pins hold its tools to the definitions the operator approved (nil:
+	// the source is not pinned); AllowNew serves a tool with no pin.
+	Pins     pin.Pins
+	AllowNew bool
+	// Overrides are the operator's changes to its tools (nil: none).
+	Overrides pipeline.ToolOverrides
+
+	// reported is what the last Tools logged of the source, by tool key,
+	// so that a refresh that changes nothing logs nothing again.
+	reported map[string]string
 }
 
-// Tools are the sources' tools as they are now, selected and aliased;
-// prepare gives each tool what the shell adds (its auth, its approval)
-// and may refuse it. A disable naming no tool is logged on log.
-func Tools(sources []*Source, log *zap.Logger, prepare func(s *Source, t *pipeline.Tool) error) ([]*pipeline.Tool, error) {
-	var tools []*pipeline.Tool
+// Upstream are the source's tools as its upstream gives them now,
+// selected (disable, include, exclude) and aliased, before the pins and
+// the overrides: what a pin covers, and what `caddy mcp pin` writes.
+func (s *Source) Upstream(log *zap.Logger) ([]*pipeline.Tool, error) {
+	got, err := s.Src.Tools(s.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("source %q: %v", s.Name, err)
+	}
+	got = s.Select(got, log)
+	for _, t := range got {
+		t.Source = s.Name
+	}
+	return got, nil
+}
+
+// Tools are the sources' tools as they are now: selected and aliased,
+// held to their pins (Govern), overridden; prepare gives each tool what
+// the shell adds (its auth, its approval, which follows the operator's
+// annotate) and may refuse it. held are the tools the pins keep out. A
+// disable naming no tool is logged on log.
+func Tools(sources []*Source, log *zap.Logger, prepare func(s *Source, t *pipeline.Tool) error) (tools []*pipeline.Tool, held []Held, err error) {
 	for _, s := range sources {
-		got, err := s.Src.Tools(s.Namespace)
+		got, err := s.Upstream(log)
 		if err != nil {
-			return nil, fmt.Errorf("source %q: %v", s.Name, err)
+			return nil, nil, err
 		}
-		got = s.Select(got, log)
+		got, h, err := s.Govern(got, log)
+		if err != nil {
+			return nil, nil, fmt.Errorf("source %q: %v", s.Name, err)
+		}
+		held = append(held, h...)
 		for _, t := range got {
-			t.Source = s.Name
 			if err := prepare(s, t); err != nil {
-				return nil, fmt.Errorf("source %q: %v", s.Name, err)
+				return nil, nil, fmt.Errorf("source %q: %v", s.Name, err)
 			}
 		}
 		tools = append(tools, got...)
 	}
-	return tools, nil
+	return tools, held, nil
 }
 
 // CheckNames refuses a source tool with a declared tool's name, or two

@@ -12,9 +12,9 @@ import (
 // Pool and cache gauges are read when /metrics is scraped, from the live
 // objects the provisioned handlers expose: connector pools
 // (ExposeConnectorPool, for a connector that implements
-// pipeline.PoolStatser), script runtime pools (ExposeScriptPool) and
-// result caches (ExposeCache), each called from Provision with the handler
-// as its owner.
+// pipeline.PoolStatser), script runtime pools (ExposeScriptPool), result
+// caches (ExposeCache) and pinned sources' held tools (ExposeHeld), each
+// called from Provision with the handler as its owner.
 //
 // An owner's exposures end with Unexpose, from its Cleanup. During a
 // reload the old and the new config are both provisioned for a moment,
@@ -27,6 +27,7 @@ const (
 	kindConnector statKind = iota
 	kindScriptPool
 	kindCache
+	kindHeld
 )
 
 type exposure struct {
@@ -36,6 +37,7 @@ type exposure struct {
 	typ   string // connector type
 	pool  pipeline.PoolStatser
 	cache pipeline.CacheStatser
+	held  func() map[string]int // reason → tools held (kindHeld)
 }
 
 var exposed struct {
@@ -64,6 +66,14 @@ func ExposeScriptPool(owner any, name string, p pipeline.PoolStatser) {
 // edgemcp_cache_evictions_total.
 func ExposeCache(owner any, name string, c pipeline.CacheStatser) {
 	expose(exposure{owner: owner, kind: kindCache, name: name, cache: c})
+}
+
+// ExposeHeld reports a pinned source's held tools as
+// edgemcp_tools_held{source,reason}: held gives the number held now by
+// reason (changed, new, unreadable); changed and new are always reported,
+// zero when none.
+func ExposeHeld(owner any, source string, held func() map[string]int) {
+	expose(exposure{owner: owner, kind: kindHeld, name: source, held: held})
 }
 
 // Unexpose ends every exposure of owner (its Cleanup).
@@ -98,6 +108,7 @@ var (
 	scriptAbanTotal  = desc("script_abandoned_total", "Script calls that returned at their limit leaving their runtime running (abandoned, never reused).", "pool")
 	cacheEntriesDesc = desc("cache_entries", "Entries in a result cache.", "cache")
 	cacheEvictDesc   = desc("cache_evictions_total", "Entries a result cache dropped for space or expiry.", "cache")
+	toolsHeldDesc    = desc("tools_held", "Tools of a pinned source held back (not listed, not callable), by reason: changed (the definition is not the pinned one), new (no pin), unreadable.", "source", "reason")
 )
 
 // statsCollector reads the exposed pools and caches at scrape time.
@@ -105,7 +116,7 @@ type statsCollector struct{}
 
 func (statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{poolMaxDesc, poolOpenDesc, poolInUseDesc, poolIdleDesc, poolWaitsDesc,
-		poolWaitSecDesc, scriptMaxDesc, scriptInUseDesc, scriptWaitsDesc, scriptAbanDesc, scriptAbanTotal, cacheEntriesDesc, cacheEvictDesc} {
+		poolWaitSecDesc, scriptMaxDesc, scriptInUseDesc, scriptWaitsDesc, scriptAbanDesc, scriptAbanTotal, cacheEntriesDesc, cacheEvictDesc, toolsHeldDesc} {
 		ch <- d
 	}
 }
@@ -152,6 +163,13 @@ func (statsCollector) Collect(ch chan<- prometheus.Metric) {
 			s := e.cache.CacheStats()
 			ch <- prometheus.MustNewConstMetric(cacheEntriesDesc, prometheus.GaugeValue, float64(s.Entries), e.name)
 			ch <- prometheus.MustNewConstMetric(cacheEvictDesc, prometheus.CounterValue, float64(s.Evictions), e.name)
+		case kindHeld:
+			held := e.held()
+			for _, reason := range []string{"changed", "new", "unreadable"} {
+				if n, ok := held[reason]; ok || reason != "unreadable" {
+					ch <- prometheus.MustNewConstMetric(toolsHeldDesc, prometheus.GaugeValue, float64(n), e.name, reason)
+				}
+			}
 		}
 	}
 }

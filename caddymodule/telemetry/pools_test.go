@@ -141,3 +141,28 @@ func TestAbandonedRuntimeMetrics(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestToolsHeld: a pinned source's held tools by reason (labels sort by
+// name: reason, source), changed and new
+// reported at zero too, and read at each scrape.
+func TestToolsHeld(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	if err := Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	owner := new(int)
+	t.Cleanup(func() { Unexpose(owner) })
+	held := map[string]int{"changed": 2}
+	ExposeHeld(owner, "files", func() map[string]int { return held })
+	got := gather(t, reg)
+	if got["edgemcp_tools_held|changed|files"] != 2 || got["edgemcp_tools_held|new|files"] != 0 {
+		t.Errorf("%v", got)
+	}
+	if _, ok := got["edgemcp_tools_held|new|files"]; !ok {
+		t.Errorf("new is not reported at zero: %v", got)
+	}
+	held = map[string]int{"new": 1}
+	if got := gather(t, reg); got["edgemcp_tools_held|changed|files"] != 0 || got["edgemcp_tools_held|new|files"] != 1 {
+		t.Errorf("after a change: %v", got)
+	}
+}

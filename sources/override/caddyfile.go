@@ -90,6 +90,9 @@ func (o *Overrides) Unmarshal(d *caddyfile.Dispenser) error {
 			}
 			// The Caddyfile splits "{{ auth.claims.x }}" into three tokens.
 			ov.Set[kv[0]] = strings.Join(kv[1:], " ")
+			if err := ov.Check(); err != nil { // at the set line
+				return d.Errf("%s %s: %v", dir, tool, err)
+			}
 		}
 	default:
 		return d.Errf("%s: not an override (want %s)", dir, strings.Join(Directives, ", "))

@@ -77,7 +77,9 @@ func (o Overrides) Apply(tools []*pipeline.Tool) (out []*pipeline.Tool, unused [
 }
 
 // keys are the names o has overrides of t under: its gateway name, its
-// upstream name.
+// upstream name, and the name a rename under either gives it (so that
+// `rename create_issue open_ticket` can be followed by `describe
+// open_ticket ...`).
 func (o Overrides) keys(t *pipeline.Tool) []string {
 	var keys []string
 	for _, k := range []string{t.Name, t.Original} {
@@ -85,20 +87,33 @@ func (o Overrides) keys(t *pipeline.Tool) []string {
 			keys = append(keys, k)
 		}
 	}
+	for _, k := range slices.Clone(keys) {
+		if r := o[k].Rename; r != "" && o[r] != nil && !slices.Contains(keys, r) {
+			keys = append(keys, r)
+		}
+	}
 	return keys
 }
 
 // merged is one override made of the lines given under each of keys (a
-// tool may be named by its gateway name on one line, its upstream name on
-// another); a setting given under two names is an error.
+// tool may be named by its gateway name on one line, its upstream name or
+// its new name on another); a setting given under two names is an error.
 func (o Overrides) merged(keys []string) (*Override, error) {
-	if len(keys) == 1 {
-		return o[keys[0]], nil
+	m := o[keys[0]]
+	for _, k := range keys[1:] {
+		var err error
+		if m, err = merge(m, o[k], keys[0], k); err != nil {
+			return nil, err
+		}
 	}
-	a, b := o[keys[0]], o[keys[1]]
+	return m, nil
+}
+
+// merge is a and b, the lines given under the names ka and kb of one tool.
+func merge(a, b *Override, ka, kb string) (*Override, error) {
 	m := *a
 	twice := func(what string) error {
-		return fmt.Errorf("%s given for both %q and %q, names of one tool", what, keys[0], keys[1])
+		return fmt.Errorf("%s given for both %q and %q, names of one tool", what, ka, kb)
 	}
 	if b.Rename != "" {
 		if m.Rename != "" {

@@ -198,6 +198,22 @@ func TestAnnotateWords(t *testing.T) {
 	}
 }
 
+// TestDescribeByNewName: lines may name a renamed tool by its new name.
+func TestDescribeByNewName(t *testing.T) {
+	o := parse(t, "rename create_issue open_ticket\ndescribe open_ticket \"Opens a ticket.\"\nannotate gh_create_issue destructive")
+	out, unused, err := o.Apply([]*pipeline.Tool{upstreamTool(&recorder{})})
+	if err != nil || len(unused) != 0 {
+		t.Fatalf("%v, unused %v", err, unused)
+	}
+	if got := out[0]; got.Name != "open_ticket" || got.Description != "Opens a ticket." || got.Annotations.Destructive == nil || !*got.Annotations.Destructive {
+		t.Errorf("%+v", got)
+	}
+	o = parse(t, "rename create_issue open_ticket\ndescribe open_ticket \"a\"\ndescribe create_issue \"b\"")
+	if _, _, err := o.Apply([]*pipeline.Tool{upstreamTool(&recorder{})}); err == nil || !strings.Contains(err.Error(), "describe given for both") {
+		t.Errorf("describe under two names: %v", err)
+	}
+}
+
 // TestUnmarshalErrors: each bad line is refused at its file and line.
 func TestUnmarshalErrors(t *testing.T) {
 	for text, want := range map[string]string{
