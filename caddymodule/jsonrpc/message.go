@@ -59,7 +59,14 @@ func WriteError(w http.ResponseWriter, status, code int, msg string) {
 // Tool is the tools/list entry of a compiled tool, as mcp-go models it.
 func Tool(t *pipeline.Tool) mcp.Tool {
 	a := t.Annotations
+	var exec *mcp.ToolExecution
+	if t.Tasks != pipeline.TaskForbidden && !t.TaskPassthrough {
+		// A gateway task (docs/tasks.md); an upstream's own task support
+		// is not published until its tasks are passed through.
+		exec = &mcp.ToolExecution{TaskSupport: mcp.TaskSupport(t.Tasks)}
+	}
 	return mcp.Tool{
+		Execution:       exec,
 		Name:            t.Name,
 		Title:           t.Title,
 		Description:     t.Description,
