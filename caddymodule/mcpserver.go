@@ -26,17 +26,13 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithPaginationLimit(fastpath.PageSize),
 		server.WithToolHandlerMiddleware(approval.WithRoundTrip),
 	}, h.resourcePromptOptions()...)
-	if h.taskRunner != nil {
-		// Advertised only: the fast path answers tools/call with a task
-		// and tasks/* (fastpath.Server.AnswerTask), never mcp-go's own
-		// tasks, which live in one node's memory. Gateway tasks are not
-		// listed (docs/tasks.md, Limits).
-		opts = append(opts, server.WithTaskCapabilities(false, true, true))
-	}
 	hooks := &server.Hooks{}
 	h.resources.Hooks(hooks, upstreams.CatchAllTemplate)
 	h.upstreams.Hooks(hooks)       // instructions, subscriptions
 	h.fast.Sessions().Hooks(hooks) // the sessions a direct call may talk to
+	if h.taskRunner != nil {
+		fastpath.TaskHooks(hooks) // the tasks capability of each protocol version
+	}
 	opts = append(opts, server.WithHooks(hooks))
 	srv := server.NewMCPServer(h.ServerName, h.ServerVersion, opts...)
 	srv.AddTools(h.serverTools(h.tools())...)

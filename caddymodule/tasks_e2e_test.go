@@ -344,3 +344,142 @@ func TestTaskWithApprovalRefused(t *testing.T) {
 		}
 	}
 }
+
+// modernTaskRequest posts a 2026-07-28 request of method with params
+// (their _meta added: the client declares the tasks extension when
+// declare is set) and the standard headers.
+func modernTaskRequest(t *testing.T, s *rawSession, id int, method, name string, params map[string]any, declare bool) rpcResponse {
+	t.Helper()
+	caps := map[string]any{}
+	if declare {
+		caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
+	}
+	p := map[string]any{"_meta": map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": caps,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
+	}}
+	for k, v := range params {
+		p[k] = v
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": p})
+	header := map[string]string{"Mcp-Method": method}
+	if name != "" {
+		header["Mcp-Name"] = name
+	}
+	r, _ := s.postWith(t, string(body), header)
+	return r
+}
+
+// detailed is a 2026-07-28 task answer.
+type detailed struct {
+	ResultType     string          `json:"resultType"`
+	TaskID         string          `json:"taskId"`
+	Status         string          `json:"status"`
+	TTLMs          *int64          `json:"ttlMs"`
+	PollIntervalMs *int64          `json:"pollIntervalMs"`
+	Result         json.RawMessage `json:"result"`
+}
+
+func (r rpcResponse) detailed(t *testing.T) detailed {
+	t.Helper()
+	if r.Error != nil {
+		t.Fatalf("error %d: %s", r.Error.Code, r.Error.Message)
+	}
+	var d detailed
+	if err := json.Unmarshal(r.Result, &d); err != nil {
+		t.Fatalf("%s: %v", r.Result, err)
+	}
+	return d
+}
+
+// TestTaskPostgresModern: on 2026-07-28 a client that declares the tasks
+// extension gets a task (resultType "task", ttlMs, pollIntervalMs) of a
+// tool that allows one, tasks/get answers it working and then complete
+// with the result inline; a required tool without the extension is
+// -32021 naming it; a tool without task answers plainly; tasks/cancel
+// acknowledges and stops the statement; tasks/update of a gateway task
+// and tasks/result are refused. server/discover declares the extension,
+// and 2025-11-25's initialize only its own tasks capability.
+func TestTaskPostgresModern(t *testing.T) {
+	marker := fmt.Sprintf("task-modern-%d", time.Now().UnixNano())
+	g := startGateway(t, tasksCaddyfile(t, marker, ""))
+	s := &rawSession{url: g.URL, version: "2026-07-28"}
+
+	handle := modernTaskRequest(t, s, 1, "tools/call", "slow", map[string]any{"name": "slow", "arguments": map[string]any{"seconds": 0.5}}, true).detailed(t)
+	if handle.ResultType != "task" || handle.Status != "working" || handle.TaskID == "" || handle.TTLMs == nil || *handle.TTLMs != 600000 || handle.PollIntervalMs == nil {
+		t.Fatalf("handle %+v", handle)
+	}
+	var done detailed
+	for deadline := time.Now().Add(10 * time.Second); done.Status != "completed"; {
+		if time.Now().After(deadline) {
+			t.Fatalf("still %+v after 10s", done)
+		}
+		done = modernTaskRequest(t, s, 2, "tasks/get", "", map[string]any{"taskId": handle.TaskID}, true).detailed(t)
+		if done.ResultType != "complete" {
+			t.Fatalf("tasks/get %+v", done)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(string(done.Result), `\"slept\":true`) {
+		t.Fatalf("inline result %s", done.Result)
+	}
+
+	r := modernTaskRequest(t, s, 3, "tools/call", "report", map[string]any{"name": "report", "arguments": map[string]any{}}, false)
+	if r.Error == nil || r.Error.Code != -32021 {
+		t.Fatalf("a required tool without the extension: %+v %s", r.Error, r.Result)
+	}
+	var missing struct {
+		Error struct {
+			Data struct {
+				Required struct {
+					Extensions map[string]any `json:"extensions"`
+				} `json:"requiredCapabilities"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	res, raw := s.exchange(t, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"report","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "report"})
+	if err := json.Unmarshal(raw, &missing); err != nil || res.StatusCode != 200 || missing.Error.Data.Required.Extensions["io.modelcontextprotocol/tasks"] == nil {
+		t.Fatalf("-32021's data: %d %s", res.StatusCode, raw)
+	}
+	if plain := modernTaskRequest(t, s, 5, "tools/call", "quick", map[string]any{"name": "quick", "arguments": map[string]any{}}, true).tool(t); !strings.Contains(plain.Content[0].Text, `"one":1`) {
+		t.Fatalf("a plain tool with the extension declared: %+v", plain)
+	}
+
+	sleeper := modernTaskRequest(t, s, 6, "tools/call", "slow", map[string]any{"name": "slow", "arguments": map[string]any{"seconds": 30}}, true).detailed(t)
+	for deadline := time.Now().Add(5 * time.Second); pgSleeps(t, marker) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the task's statement never showed in pg_stat_activity")
+		}
+	}
+	if r := modernTaskRequest(t, s, 7, "tasks/update", "", map[string]any{"taskId": sleeper.TaskID, "inputResponses": map[string]any{}}, true); r.Error == nil || r.Error.Code != mcp.INVALID_PARAMS {
+		t.Fatalf("tasks/update: %+v %s", r.Error, r.Result)
+	}
+	if r := modernTaskRequest(t, s, 8, "tasks/result", "", map[string]any{"taskId": sleeper.TaskID}, true); r.Error == nil || r.Error.Code != mcp.METHOD_NOT_FOUND {
+		t.Fatalf("tasks/result on 2026-07-28: %+v %s", r.Error, r.Result)
+	}
+	if ack := modernTaskRequest(t, s, 9, "tasks/cancel", "", map[string]any{"taskId": sleeper.TaskID}, true).detailed(t); ack.ResultType != "complete" {
+		t.Fatalf("tasks/cancel %+v", ack)
+	}
+	for deadline := time.Now().Add(5 * time.Second); pgSleeps(t, marker) > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled task's statement still runs after 5s")
+		}
+	}
+	if got := modernTaskRequest(t, s, 10, "tasks/get", "", map[string]any{"taskId": sleeper.TaskID}, true).detailed(t); got.Status != "cancelled" {
+		t.Fatalf("after the cancel: %+v", got)
+	}
+	if r := modernTaskRequest(t, s, 11, "tasks/get", "", map[string]any{"taskId": "no-such-task"}, true); r.Error == nil || r.Error.Code != mcp.INVALID_PARAMS {
+		t.Fatalf("an unknown task: %+v", r.Error)
+	}
+
+	modernCaps := g.mcpClient(t).GetServerCapabilities()
+	legacyCaps := legacyClient(t, g.URL, nil).GetServerCapabilities()
+	if modernCaps.Extensions["io.modelcontextprotocol/tasks"] == nil || modernCaps.Tasks != nil {
+		t.Errorf("2026-07-28 capabilities: extensions %v, tasks %+v", modernCaps.Extensions, modernCaps.Tasks)
+	}
+	if legacyCaps.Extensions["io.modelcontextprotocol/tasks"] != nil || legacyCaps.Tasks == nil {
+		t.Errorf("2025-11-25 capabilities: extensions %v, tasks %+v", legacyCaps.Extensions, legacyCaps.Tasks)
+	}
+}

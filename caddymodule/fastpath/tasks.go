@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -38,6 +40,35 @@ type TaskOptions struct {
 	Identity func(ctx context.Context) *pipeline.Identity
 }
 
+// TaskHooks advertise the gateway's tasks, each protocol version's way
+// and only there: 2025-11-25's tasks capability in initialize (cancel and
+// tools/call; gateway tasks are not listed, docs/tasks.md, Limits), the
+// 2026-07-28 extension in server/discover. mcp-go's own options would put
+// both in both answers, and its own tasks are never used: AnswerTask
+// takes every request about a task before mcp-go sees it.
+func TaskHooks(hooks *server.Hooks) {
+	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		if mcp.IsModernProtocol(res.ProtocolVersion) {
+			addTaskExtension(&res.Capabilities)
+			return
+		}
+		res.Capabilities.Tasks = &mcp.TasksCapability{Cancel: &struct{}{},
+			Requests: &mcp.TaskRequestsCapability{Tools: &struct {
+				Call *struct{} `json:"call,omitempty"`
+			}{Call: &struct{}{}}}}
+	})
+	hooks.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+		addTaskExtension(&res.Capabilities)
+	})
+}
+
+func addTaskExtension(caps *mcp.ServerCapabilities) {
+	exts := make(map[string]any, len(caps.Extensions)+1)
+	maps.Copy(exts, caps.Extensions) // the snapshot's map may be shared
+	exts[tasks.ExtensionID] = map[string]any{}
+	caps.Extensions = exts
+}
+
 // The JSON-RPC codes of the tasks' answers.
 const (
 	codeMethodNotFound    = -32601
@@ -63,6 +94,27 @@ func (s *Server) AnswerTask(w http.ResponseWriter, r *http.Request, body []byte,
 // (2026-07-28 and later), whose tasks are the extension's.
 func modern(r *http.Request) bool {
 	return mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+}
+
+// standardHeaders reports whether a 2026-07-28 request's headers are
+// what mcp-go checks before it serves one: a version it speaks, and
+// Mcp-Method (and for a tools/call Mcp-Name) saying what the body says.
+func (s *Server) standardHeaders(r *http.Request, method, name string) bool {
+	version := r.Header.Get(mcp.HeaderProtocolVersion)
+	if s.streamable == nil || !s.streamable.SupportsProtocolVersion(version) {
+		return false
+	}
+	if !mcp.RequiresStandardHeaders(version) {
+		return true
+	}
+	if r.Header.Get(mcp.HeaderMethod) != method {
+		return false
+	}
+	if name == "" {
+		return true
+	}
+	got, ok := mcp.DecodeHeaderValue(r.Header.Get(mcp.HeaderName))
+	return ok && got == name
 }
 
 // asksTask reports whether c asks for a task: 2025-11-25's params.task,
@@ -105,6 +157,9 @@ func (s *Server) callAsTask(w http.ResponseWriter, r *http.Request, c *Call) boo
 		return false
 	}
 	isModern := modern(r)
+	if isModern && !s.standardHeaders(r, string(mcp.MethodToolsCall), c.Name) {
+		return false // mcp-go refuses it, as any request whose headers disagree
+	}
 	asked, ttl := asksTask(c, isModern)
 	switch {
 	case !asked && tool.Tasks == pipeline.TaskRequired && isModern:
@@ -210,6 +265,9 @@ func (s *Server) answerTaskMethod(w http.ResponseWriter, r *http.Request, body [
 		return false
 	}
 	isModern := modern(r)
+	if isModern && !s.standardHeaders(r, req.Method, "") {
+		return false // mcp-go refuses it, as any request whose headers disagree
+	}
 	ctx := r.Context()
 	info := RequestInfo(ctx, &Call{Header: r.Header, RemoteAddr: r.RemoteAddr, TLS: r.TLS})
 	var who tasks.Who
