@@ -140,12 +140,17 @@ func (s sharedRunner) Destruct() error {
 // openTaskRunner takes (or makes) the runner over the store tasks live
 // in: the cache's Redis, else the rate limits', else this node's memory.
 func (h *Handler) openTaskRunner(ctx caddy.Context, repl *caddy.Replacer) error {
-	url, timeout := "", time.Second
+	url, timeout, prefix := "", time.Second, ""
 	switch {
 	case h.Cache != nil && h.Cache.Redis != "":
 		url = repl.ReplaceKnown(h.Cache.Redis, "")
 		if h.Cache.RedisTimeout > 0 {
 			timeout = time.Duration(h.Cache.RedisTimeout)
+		}
+		// Endpoints that keep their cache entries apart keep their
+		// tasks apart too.
+		if kp := repl.ReplaceKnown(h.Cache.KeyPrefix, ""); kp != "" {
+			prefix = kp + "tasks:"
 		}
 	case h.RateLimitStore != nil && h.RateLimitStore.Redis != "":
 		url = repl.ReplaceKnown(h.RateLimitStore.Redis, "")
@@ -161,13 +166,13 @@ func (h *Handler) openTaskRunner(ctx caddy.Context, repl *caddy.Replacer) error 
 		if !ok {
 			return fmt.Errorf("tasks: the shared store (%T) cannot keep tasks: it has no SetIfAbsent", store)
 		}
-		kv, poolKey = shared, "redis\x00"+key
+		kv, poolKey = shared, "redis\x00"+key+"\x00"+prefix
 	}
 	val, _, err := taskRunners.LoadOrNew(poolKey, func() (caddy.Destructor, error) {
 		if kv == nil {
 			kv = tasks.NewMemory(taskMemoryEntries, taskMemoryBytes)
 		}
-		r := tasks.New(kv, tasks.Config{})
+		r := tasks.New(kv, tasks.Config{Prefix: prefix})
 		telemetry.ExposeTasks(r)
 		return sharedRunner{r}, nil
 	})
