@@ -108,6 +108,10 @@ func (h *Handler) provisionTasks(p *provisioning) error {
 	for _, s := range h.Sources {
 		wanted = wanted || s.Task != nil
 	}
+	for _, s := range h.sources {
+		_, forwards := s.Src.(pipeline.TaskForwarder)
+		wanted = wanted || forwards
+	}
 	if !wanted {
 		return nil
 	}
@@ -196,7 +200,32 @@ func (h *Handler) taskOptions() *fastpath.TaskOptions {
 	if h.taskRunner == nil {
 		return nil
 	}
-	return &fastpath.TaskOptions{Runner: h.taskRunner, Caller: h.taskCaller, Identity: access.Identity}
+	return &fastpath.TaskOptions{Runner: h.taskRunner, Caller: h.taskCaller, Identity: access.Identity,
+		SealKey: h.sessionIDs.Keys()[0], Upstream: h.taskUpstream}
+}
+
+// taskUpstream is the source named name when it forwards tasks, and ctx
+// with the caller whose upstream session it uses (requestAccess.Caller).
+func (h *Handler) taskUpstream(ctx context.Context, name string) (context.Context, pipeline.TaskForwarder) {
+	for _, s := range h.sources {
+		if s.Name == name {
+			if fwd, ok := s.Src.(pipeline.TaskForwarder); ok {
+				return requestAccess{h}.Caller(ctx), fwd
+			}
+		}
+	}
+	return ctx, nil
+}
+
+// runsTasks reports whether some tool of the tool set now runs as a task:
+// the tasks capability is declared only then (fastpath.TaskHooks).
+func (h *Handler) runsTasks() bool {
+	for _, t := range h.tools().engine.Tools() {
+		if t.Tasks != pipeline.TaskForbidden {
+			return true
+		}
+	}
+	return false
 }
 
 // taskCaller verifies the caller of a request about a task with the auth

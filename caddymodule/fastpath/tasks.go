@@ -38,6 +38,13 @@ type TaskOptions struct {
 	// Identity is the caller the endpoint verified (default_auth), the
 	// owner of a task of a tool without auth of its own; nil without.
 	Identity func(ctx context.Context) *pipeline.Identity
+	// SealKey seals the ids of upstreams' tasks (tasks.Seal): a key every
+	// node of the endpoint holds.
+	SealKey []byte
+	// Upstream is the source named source when it forwards tasks, with
+	// ctx carrying the caller whose upstream session it may use; nil
+	// when there is no such source.
+	Upstream func(ctx context.Context, source string) (context.Context, pipeline.TaskForwarder)
 }
 
 // TaskHooks advertise the gateway's tasks, each protocol version's way
@@ -45,9 +52,14 @@ type TaskOptions struct {
 // tools/call; gateway tasks are not listed, docs/tasks.md, Limits), the
 // 2026-07-28 extension in server/discover. mcp-go's own options would put
 // both in both answers, and its own tasks are never used: AnswerTask
-// takes every request about a task before mcp-go sees it.
-func TaskHooks(hooks *server.Hooks) {
+// takes every request about a task before mcp-go sees it. Both are
+// declared only while some tool runs as a task (some: a source's tools
+// change).
+func TaskHooks(hooks *server.Hooks, some func() bool) {
 	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		if !some() {
+			return
+		}
 		if mcp.IsModernProtocol(res.ProtocolVersion) {
 			addTaskExtension(&res.Capabilities)
 			return
@@ -58,7 +70,9 @@ func TaskHooks(hooks *server.Hooks) {
 			}{Call: &struct{}{}}}}
 	})
 	hooks.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
-		addTaskExtension(&res.Capabilities)
+		if some() {
+			addTaskExtension(&res.Capabilities)
+		}
 	})
 }
 
@@ -153,7 +167,7 @@ func (s *Server) callAsTask(w http.ResponseWriter, r *http.Request, c *Call) boo
 	}
 	engine := c.Registry.Tools().Engine
 	tool := engine.Lookup(c.Name)
-	if tool == nil || tool.TaskPassthrough {
+	if tool == nil {
 		return false
 	}
 	isModern := modern(r)
@@ -180,6 +194,9 @@ func (s *Server) callAsTask(w http.ResponseWriter, r *http.Request, c *Call) boo
 		writeMessage(w, r, errorMessage(c.RawID, &pipeline.TaskError{Code: codeMethodNotFound,
 			Message: fmt.Sprintf("tool %q does not run as a task", c.Name)}))
 		return true
+	case tool.TaskPassthrough:
+		s.forwardTask(w, r, c, engine, tool, ttl, isModern)
+		return true
 	case tool.Approval != nil:
 		return false // never set together (withTask); answered plainly
 	}
@@ -187,9 +204,9 @@ func (s *Server) callAsTask(w http.ResponseWriter, r *http.Request, c *Call) boo
 	return true
 }
 
-// startTask runs the stages before the execution, makes the task, answers
-// its handle and leaves the rest of the call to the runner.
-func (s *Server) startTask(w http.ResponseWriter, r *http.Request, c *Call, engine *pipeline.Engine, tool *pipeline.Tool, ttl time.Duration, isModern bool) {
+// prepare runs the stages of c before the execution under its telemetry;
+// a nil call means the answer is written.
+func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *Call, engine *pipeline.Engine, tool *pipeline.Tool) (context.Context, Record, *pipeline.Call) {
 	ctx := WithCall(r.Context(), c)
 	info := RequestInfo(ctx, c)
 	args := c.Args
@@ -204,14 +221,62 @@ func (s *Server) startTask(w http.ResponseWriter, r *http.Request, c *Call, engi
 	if perr != nil {
 		rec.Finish(ctx, perr)
 		s.writeFailure(ctx, w, r, c.RawID, perr)
+		return ctx, rec, nil
+	}
+	return ctx, rec, call
+}
+
+// owner is the caller a task of call belongs to.
+func (s *Server) owner(ctx context.Context, call *pipeline.Call) *pipeline.Identity {
+	if call.Identity == nil && s.opts.Tasks.Identity != nil {
+		return s.opts.Tasks.Identity(ctx)
+	}
+	return call.Identity
+}
+
+// forwardTask runs c on its upstream with the task request: the answer is
+// the upstream's task under a sealed id, or, when the upstream ran the
+// call plainly after all, its result.
+func (s *Server) forwardTask(w http.ResponseWriter, r *http.Request, c *Call, engine *pipeline.Engine, tool *pipeline.Tool, ttl time.Duration, isModern bool) {
+	ctx, rec, call := s.prepare(w, r, c, engine, tool)
+	if call == nil {
 		return
 	}
-	owner := call.Identity
-	if owner == nil && s.opts.Tasks.Identity != nil {
-		owner = s.opts.Tasks.Identity(ctx)
+	call.Task = &pipeline.TaskRequest{TTL: ttl}
+	res, perr := engine.Run(ctx, call)
+	var out *mcp.CallToolResult
+	if perr == nil && res.Task == nil {
+		out, perr = respond(ctx, rec, res, call.Request.ProtocolVersion)
 	}
-	version := info.ProtocolVersion
-	t, err := s.opts.Tasks.Runner.Start(ctx, tasks.Spec{Tool: tool.Name, Identity: owner, TTL: tool.TaskTTL, Requested: ttl},
+	rec.Finish(ctx, perr)
+	switch {
+	case perr != nil:
+		s.writeFailure(ctx, w, r, c.RawID, perr)
+	case out != nil:
+		if isModern {
+			jsonrpc.DecorateSessionless(out, &s.opts.ServerInfo)
+		}
+		writeResult(w, r, c.RawID, out)
+	default:
+		t := *res.Task
+		t.ID = tasks.Seal(s.opts.Tasks.SealKey, tool.Source, t.ID, s.owner(ctx, call))
+		if isModern {
+			writeResult(w, r, c.RawID, tasks.Created(&t))
+		} else {
+			writeResult(w, r, c.RawID, tasks.LegacyCreated(&t))
+		}
+	}
+}
+
+// startTask runs the stages before the execution, makes the task, answers
+// its handle and leaves the rest of the call to the runner.
+func (s *Server) startTask(w http.ResponseWriter, r *http.Request, c *Call, engine *pipeline.Engine, tool *pipeline.Tool, ttl time.Duration, isModern bool) {
+	ctx, rec, call := s.prepare(w, r, c, engine, tool)
+	if call == nil {
+		return
+	}
+	version := call.Request.ProtocolVersion
+	t, err := s.opts.Tasks.Runner.Start(ctx, tasks.Spec{Tool: tool.Name, Identity: s.owner(ctx, call), TTL: tool.TaskTTL, Requested: ttl},
 		func(wctx context.Context) (json.RawMessage, error) {
 			res, perr := engine.Run(wctx, call)
 			var out *mcp.CallToolResult
@@ -227,7 +292,7 @@ func (s *Server) startTask(w http.ResponseWriter, r *http.Request, c *Call, engi
 			return json.Marshal(out)
 		})
 	if err != nil {
-		perr = pipeline.Fail(pipeline.StageExecution, err, "the task could not be made")
+		perr := pipeline.Fail(pipeline.StageExecution, err, "the task could not be made")
 		rec.Finish(ctx, perr)
 		s.writeFailure(ctx, w, r, c.RawID, perr)
 		return
@@ -277,6 +342,13 @@ func (s *Server) answerTaskMethod(w http.ResponseWriter, r *http.Request, body [
 	runner, id := s.opts.Tasks.Runner, req.Params.TaskID
 	fail := func(code int, msg string) {
 		writeMessage(w, r, errorMessage(req.ID, &pipeline.TaskError{Code: code, Message: msg}))
+	}
+	if tasks.IsSealed(id) {
+		switch req.Method {
+		case methodTasksGet, methodTasksResult, methodTasksCancel, methodTasksUpdate:
+			s.answerUpstreamTask(ctx, w, r, req.ID, req.Method, id, who, isModern)
+			return true
+		}
 	}
 	switch {
 	case req.Method == methodTasksGet:

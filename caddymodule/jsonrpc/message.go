@@ -60,9 +60,8 @@ func WriteError(w http.ResponseWriter, status, code int, msg string) {
 func Tool(t *pipeline.Tool) mcp.Tool {
 	a := t.Annotations
 	var exec *mcp.ToolExecution
-	if t.Tasks != pipeline.TaskForbidden && !t.TaskPassthrough {
-		// A gateway task (docs/tasks.md); an upstream's own task support
-		// is not published until its tasks are passed through.
+	if t.Tasks != pipeline.TaskForbidden {
+		// A gateway task, or an upstream's passed through (docs/tasks.md).
 		exec = &mcp.ToolExecution{TaskSupport: mcp.TaskSupport(t.Tasks)}
 	}
 	return mcp.Tool{
