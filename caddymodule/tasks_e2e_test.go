@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -481,5 +483,55 @@ func TestTaskPostgresModern(t *testing.T) {
 	}
 	if legacyCaps.Extensions["io.modelcontextprotocol/tasks"] != nil || legacyCaps.Tasks == nil {
 		t.Errorf("2025-11-25 capabilities: extensions %v, tasks %+v", legacyCaps.Extensions, legacyCaps.Tasks)
+	}
+}
+
+// TestTaskTypeScriptSDK: the official TypeScript SDK client's experimental
+// tasks API (2025-11-25) sees the tool's task support, runs it as a task
+// to its result (callToolStream: taskCreated, then the result), and
+// cancels another, whose statement then leaves pg_stat_activity.
+func TestTaskTypeScriptSDK(t *testing.T) {
+	dir := nodeDir(t)
+	marker := fmt.Sprintf("task-sdk-%d", time.Now().UnixNano())
+	g := startGateway(t, tasksCaddyfile(t, marker, ""))
+	out, err := exec.Command(node22(t, dir), filepath.Join(dir, "sdk-tasks.mjs"), g.URL, "slow", `{"seconds":0.3}`, `{"seconds":30}`).Output()
+	if err != nil {
+		t.Fatalf("sdk-tasks: %v\n%s", err, out)
+	}
+	var run struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		TaskSupport     string `json:"taskSupport"`
+		Done            struct {
+			Types  []string    `json:"types"`
+			TaskID string      `json:"taskId"`
+			Result *toolResult `json:"result"`
+		} `json:"done"`
+		Cancel struct {
+			TaskID    string `json:"taskId"`
+			Cancelled struct {
+				Status string `json:"status"`
+			} `json:"cancelled"`
+			After struct {
+				Status string `json:"status"`
+			} `json:"after"`
+		} `json:"cancel"`
+	}
+	if err := json.Unmarshal(out, &run); err != nil {
+		t.Fatalf("sdk-tasks output %s: %v", out, err)
+	}
+	if run.ProtocolVersion != "2025-11-25" || run.TaskSupport != "optional" {
+		t.Fatalf("protocol %s, taskSupport %q", run.ProtocolVersion, run.TaskSupport)
+	}
+	if len(run.Done.Types) == 0 || run.Done.Types[0] != "taskCreated" || run.Done.Types[len(run.Done.Types)-1] != "result" ||
+		run.Done.Result == nil || !strings.Contains(run.Done.Result.Content[0].Text, `"slept":true`) {
+		t.Fatalf("callToolStream: %s", out)
+	}
+	if run.Cancel.TaskID == "" || run.Cancel.Cancelled.Status != "cancelled" || run.Cancel.After.Status != "cancelled" {
+		t.Fatalf("cancel through the SDK: %s", out)
+	}
+	for deadline := time.Now().Add(5 * time.Second); pgSleeps(t, marker) > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the statement of the task the SDK cancelled still runs after 5s")
+		}
 	}
 }
