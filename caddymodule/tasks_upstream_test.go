@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -20,31 +21,15 @@ import (
 // inline) on 2026-07-28; an id whose seal is broken, or the upstream's
 // own id, is "task not found".
 func TestTaskUpstreamPassthrough(t *testing.T) {
-	up := server.NewMCPServer("researcher", "1", server.WithTaskCapabilities(true, true, true))
 	release := make(chan struct{})
-	up.AddTool(mcp.NewTool("research", mcp.WithDescription("Researches for a while"), mcp.WithTaskSupport(mcp.TaskSupportOptional),
-		mcp.WithString("topic", mcp.Required())),
-		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			// mcp-go ends a task's context when the request that made it
-			// returns: the work waits on the test instead.
-			select {
-			case <-release:
-			case <-time.After(20 * time.Second):
-			}
-			return mcp.NewToolResultText("researched " + req.GetString("topic", "")), nil
-		})
-	up.AddTool(mcp.NewTool("plain", mcp.WithDescription("Answers at once")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText("plain"), nil
-	})
-	hs := httptest.NewServer(server.NewStreamableHTTPServer(up))
-	t.Cleanup(hs.Close)
+	url := taskUpstream(t, &release)
 	g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
 		source up mcp %s/mcp {
 			required
 		}
 	}
-}`, hs.URL))
+}`, url))
 	c := legacyClient(t, g.URL, nil)
 	ctx := context.Background()
 
@@ -120,5 +105,76 @@ func TestTaskUpstreamPassthrough(t *testing.T) {
 	}
 	if !strings.Contains(string(done.Result), "researched reefs") {
 		t.Fatalf("inline result %s", done.Result)
+	}
+}
+
+// taskUpstream is an mcp-go server that runs "research" as a task (its
+// work waits for *release, or 20s) and "plain" plainly; its URL.
+func taskUpstream(t *testing.T, release *chan struct{}) string {
+	up := server.NewMCPServer("researcher", "1", server.WithTaskCapabilities(true, true, true))
+	up.AddTool(mcp.NewTool("research", mcp.WithDescription("Researches for a while"), mcp.WithTaskSupport(mcp.TaskSupportOptional),
+		mcp.WithString("topic", mcp.Required())),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			// mcp-go ends a task's context when the request that made it
+			// returns: the work waits on the test instead.
+			select {
+			case <-*release:
+			case <-time.After(20 * time.Second):
+			}
+			return mcp.NewToolResultText("researched " + req.GetString("topic", "")), nil
+		})
+	up.AddTool(mcp.NewTool("plain", mcp.WithDescription("Answers at once")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("plain"), nil
+	})
+	hs := httptest.NewServer(server.NewStreamableHTTPServer(up))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// TestTaskUpstreamOwnedByCaller: behind a JWT default_auth, the sealed id
+// of alice's upstream task is, for bob, what a made-up id is, on get,
+// result and cancel, although both callers share the source's upstream
+// session; alice reads her result.
+func TestTaskUpstreamOwnedByCaller(t *testing.T) {
+	release := make(chan struct{})
+	url := taskUpstream(t, &release)
+	idp := newTestIdP(t)
+	g := startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		auth sso jwt {
+			jwks_url %s
+			issuer %s
+			audience %s
+		}
+		default_auth sso
+		source up mcp %s/mcp {
+			required
+		}
+	}
+}`, idp.jwks.URL, authIssuer, authAudience, url))
+	alice := legacyClient(t, g.URL, bearer(idp.token(t, "alice", "", nil, time.Hour)))
+	bob := legacyClient(t, g.URL, bearer(idp.token(t, "bob", "", nil, time.Hour)))
+	ctx := context.Background()
+
+	task := created(t, callAsTask(t, alice, 1, "up_research", map[string]any{"topic": "tides"}, map[string]any{}))
+	answers := func(c *client.Client, id string) string {
+		_, errGet := c.GetTask(ctx, mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: id}})
+		_, errResult := c.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: id}})
+		_, errCancel := c.CancelTask(ctx, mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: id}})
+		return fmt.Sprint(errGet, "|", errResult, "|", errCancel)
+	}
+	// Bob's own seal of the same upstream id is valid for him only: a
+	// made-up id that names the same source and upstream task.
+	want := answers(bob, "u.dXA..bm8tc3VjaC10YXNr.AAAAAAAAAAAAAAAAAAAAAA")
+	if !strings.Contains(want, "task not found") {
+		t.Fatalf("a made-up sealed id: %s", want)
+	}
+	if got := answers(bob, task.TaskId); got != want {
+		t.Fatalf("bob on alice's upstream task: %s, want %s", got, want)
+	}
+	close(release)
+	res, err := alice.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: task.TaskId}})
+	if err != nil || res.Content[0].(mcp.TextContent).Text != "researched tides" {
+		t.Fatalf("alice's result: %+v %v", res, err)
 	}
 }
