@@ -535,3 +535,22 @@ func TestTaskTypeScriptSDK(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskSurvivesReload: a `caddy reload` neither stops a task's call nor
+// forgets the tasks this node keeps in memory: a task made before it is
+// read after it, and completes with its result.
+func TestTaskSurvivesReload(t *testing.T) {
+	marker := fmt.Sprintf("task-reload-%d", time.Now().UnixNano())
+	cfg := tasksCaddyfile(t, marker, "")
+	g := startGateway(t, cfg)
+	c := legacyClient(t, g.URL, nil)
+	task := created(t, callAsTask(t, c, 1, "slow", map[string]any{"seconds": 1}, map[string]any{}))
+	if err := g.load(strings.Replace(cfg, `"Never a task"`, `"Never a task, reloaded"`, 1)); err != nil {
+		t.Fatal(err)
+	}
+	after := legacyClient(t, g.URL, nil)
+	res, err := after.TaskResult(context.Background(), mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: task.TaskId}})
+	if err != nil || !strings.Contains(res.Content[0].(mcp.TextContent).Text, `"slept":true`) {
+		t.Fatalf("the task made before the reload: %+v %v", res, err)
+	}
+}
