@@ -125,7 +125,9 @@ func (g *gateway) load(caddyfile string) error {
 		strings.ReplaceAll(caddyfile, "SITE {", fmt.Sprintf("http://:%d {\n\tbind 127.0.0.1\n", g.port))
 	probed := strings.Contains(caddyfile, "SITE {")
 	if probed {
-		src += fmt.Sprintf("\nhttp://%s:%d {\n\tbind 127.0.0.1\n\trespond \"%d\"\n}\n", loadProbeHost, g.port, generation)
+		// "generation N", not "N": respond reads a lone three-digit
+		// number as a status code, so the 100th load never answered it.
+		src += fmt.Sprintf("\nhttp://%s:%d {\n\tbind 127.0.0.1\n\trespond \"generation %d\"\n}\n", loadProbeHost, g.port, generation)
 	}
 	cfg, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), map[string]any{"filename": "Caddyfile"})
 	if err != nil {
@@ -163,7 +165,7 @@ var loadGeneration atomic.Int64
 func (g *gateway) awaitGeneration(generation int64) {
 	g.t.Helper()
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	want := strconv.FormatInt(generation, 10)
+	want := "generation " + strconv.FormatInt(generation, 10)
 	inARow := 0
 	for deadline := time.Now().Add(30 * time.Second); inARow < 3; {
 		if time.Now().After(deadline) {
