@@ -301,6 +301,7 @@ func parseConnector(d *caddyfile.Dispenser) (ConnectorConfig, error) {
 var connectorLines = map[string]bool{
 	"max_conns": true, "read_only": true, "max_rows": true, "max_result_size": true, "statement_timeout": true,
 	"max_waiting": true, "queue_timeout": true, "required": true, "block_functions": true, "approval": true,
+	"task": true,
 }
 
 // splitConnectorBlock parts the connector directive seg into the
@@ -422,6 +423,15 @@ func parseConnectorLines(d *caddyfile.Dispenser, c *ConnectorConfig) error {
 			if p == approvalWrites {
 				writesOnReadOnlyAt = d.Errf("connector %q: approval writes asks before no tool of a read_only connector (its tools cannot write); use approval required, or leave it out", c.Name)
 			}
+		case "task":
+			if c.Task != nil {
+				return d.Errf("connector %q: task declared twice", c.Name)
+			}
+			t, err := parseTask(d, fmt.Sprintf("connector %q", c.Name))
+			if err != nil {
+				return err
+			}
+			c.Task = t
 		}
 	}
 	if dropDefaultAt != nil && !c.ReadOnly {
@@ -519,6 +529,15 @@ func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
 				return t, err
 			}
 			t.MaxConcurrent = n
+		case "task":
+			if t.Task != nil {
+				return t, d.Errf("tool %q: task declared twice", t.Name)
+			}
+			c, err := parseTask(d, fmt.Sprintf("tool %q", t.Name))
+			if err != nil {
+				return t, err
+			}
+			t.Task = c
 		default:
 			return t, d.Errf("tool %q: unrecognized sub-directive %q", t.Name, sub)
 		}
@@ -644,6 +663,34 @@ func durationArg(d *caddyfile.Dispenser) (time.Duration, error) {
 	return dur, nil
 }
 
+// parseTask reads `task optional|required [ttl <duration>]` in the block
+// of owner ("tool x", "connector y", "source z").
+func parseTask(d *caddyfile.Dispenser, owner string) (*TaskConfig, error) {
+	const usage = "usage: task optional|required [ttl <duration>]"
+	args := d.RemainingArgs()
+	if blockErr := d.Errf("%s: task takes no block (%s)", owner, usage); d.NextBlock(d.Nesting()) {
+		return nil, blockErr
+	}
+	if len(args) != 1 && len(args) != 3 {
+		return nil, d.Errf("%s: %s", owner, usage)
+	}
+	c := &TaskConfig{Mode: args[0]}
+	if c.Mode != taskOptional && c.Mode != taskRequired {
+		return nil, d.Errf("%s: task must be %s or %s, got %q (%s)", owner, taskOptional, taskRequired, c.Mode, usage)
+	}
+	if len(args) == 3 {
+		if args[1] != "ttl" {
+			return nil, d.Errf("%s: task: unknown option %q (%s)", owner, args[1], usage)
+		}
+		dur, err := caddy.ParseDuration(args[2])
+		if err != nil || dur < minTaskTTL || dur > maxTaskTTL {
+			return nil, d.Errf("%s: task ttl must be a duration from %s to %s, got %q", owner, minTaskTTL, maxTaskTTL, args[2])
+		}
+		c.TTL = caddy.Duration(dur)
+	}
+	return c, nil
+}
+
 // parseApproval reads `approval <policy>` in the block of owner ("tool
 // x", "connector y", "source z"), allowing the given policies.
 func parseApproval(d *caddyfile.Dispenser, owner string, allowed ...string) (string, error) {
@@ -665,35 +712,41 @@ func parseApproval(d *caddyfile.Dispenser, owner string, allowed ...string) (str
 	return "", d.Errf("%s: approval must be one of %s, got %q", owner, strings.Join(allowed, ", "), p)
 }
 
-// takeSourceApproval removes the `approval` line from the block of a
-// source segment (which starts at the source's type) and reads it: the
-// policy belongs to the gateway, so every source type has it, and the
-// source module never sees it.
-func takeSourceApproval(seg caddyfile.Segment, source string) (caddyfile.Segment, string, error) {
+// takeSourceLines removes the `approval` and `task` lines from the block
+// of a source segment (which starts at the source's type) and reads them:
+// both belong to the gateway, so every source type has them, and the
+// source module never sees them.
+func takeSourceLines(seg caddyfile.Segment, source string) (rest caddyfile.Segment, policy string, task *TaskConfig, err error) {
 	owner := fmt.Sprintf("source %q", source)
-	rest := make(caddyfile.Segment, 0, len(seg))
-	policy := ""
+	rest = make(caddyfile.Segment, 0, len(seg))
 	nesting := 0
 	for i := 0; i < len(seg); i++ {
 		t := seg[i]
-		if nesting == 1 && startsLine(seg, i) && t.Text == "approval" && !t.Quoted() {
+		if nesting == 1 && startsLine(seg, i) && (t.Text == "approval" || t.Text == "task") && !t.Quoted() {
 			end := i + 1
 			for end < len(seg) && !startsLine(seg, end) {
 				end++
 			}
 			line := caddyfile.NewDispenser(seg[i:end])
 			line.Next()
-			if policy != "" {
-				return nil, "", line.Errf("%s: approval declared twice", owner)
-			}
 			if end > i+1 && seg[end-1].Text == "{" && !seg[end-1].Quoted() {
-				return nil, "", line.Errf("%s: approval takes no block", owner)
+				return nil, "", nil, line.Errf("%s: %s takes no block", owner, t.Text)
 			}
-			p, err := parseApproval(line, owner, approvalRequired, approvalWrites)
-			if err != nil {
-				return nil, "", err
+			if t.Text == "task" {
+				if task != nil {
+					return nil, "", nil, line.Errf("%s: task declared twice", owner)
+				}
+				if task, err = parseTask(line, owner); err != nil {
+					return nil, "", nil, err
+				}
+			} else {
+				if policy != "" {
+					return nil, "", nil, line.Errf("%s: approval declared twice", owner)
+				}
+				if policy, err = parseApproval(line, owner, approvalRequired, approvalWrites); err != nil {
+					return nil, "", nil, err
+				}
 			}
-			policy = p
 			i = end - 1
 			continue
 		}
@@ -707,7 +760,7 @@ func takeSourceApproval(seg caddyfile.Segment, source string) (caddyfile.Segment
 		}
 		rest = append(rest, t)
 	}
-	return rest, policy, nil
+	return rest, policy, task, nil
 }
 
 // startsLine reports whether seg[i] is the first token on its line, as the
@@ -1751,10 +1804,10 @@ func (h *Handler) parseSourceDirective(d *caddyfile.Dispenser) error {
 	if _, err := caddy.GetModule("mcp.sources." + typ); err != nil {
 		return d.Errf("source %q: unknown type %q (built in: openapi, graphql, mcp; others are added with xcaddy --with)", name, typ)
 	}
-	// The block's approval, prefix, disable (and, for a source that does
-	// not select its own tools, include and exclude) lines are the
+	// The block's approval, task, prefix, disable (and, for a source that
+	// does not select its own tools, include and exclude) lines are the
 	// gateway's; the module reads the rest.
-	seg, approval, err := takeSourceApproval(d.NextSegment(), name)
+	seg, approval, task, err := takeSourceLines(d.NextSegment(), name)
 	if err != nil {
 		return err
 	}
@@ -1772,7 +1825,7 @@ func (h *Handler) parseSourceDirective(d *caddyfile.Dispenser) error {
 		return err
 	}
 	var warnings []caddyconfig.Warning
-	h.Sources = append(h.Sources, SourceConfig{Name: name, SourceRaw: caddyconfig.JSONModuleObject(unm, "source", typ, &warnings), Approval: approval, SourceSelection: sel,
+	h.Sources = append(h.Sources, SourceConfig{Name: name, SourceRaw: caddyconfig.JSONModuleObject(unm, "source", typ, &warnings), Approval: approval, Task: task, SourceSelection: sel,
 		OverridesRaw: gov.overrides, Pin: gov.pin})
 	return nil
 }

@@ -58,6 +58,8 @@ type ConnectorConfig struct {
 	// Approval is "required" or "writes": its tools ask the caller's
 	// client before they run (parseApproval).
 	Approval string `json:"approval,omitempty"`
+	// Task is the default of its tools for running as a task (TaskConfig).
+	Task *TaskConfig `json:"task,omitempty"`
 
 	// DriverRaw is the driver's part of the object, its "type" included;
 	// MarshalJSON and UnmarshalJSON merge and split the two.
@@ -88,6 +90,9 @@ type ToolConfig struct {
 	// Approval is "required" (ask the caller's client before every call)
 	// or "off" (not even under its connector's policy).
 	Approval string `json:"approval,omitempty"`
+	// Task says the tool runs as a task when the client asks (TaskConfig);
+	// nil: its connector's default, else never.
+	Task *TaskConfig `json:"task,omitempty"`
 	// ToolScripts: handler, mappers and script settings (parseToolScripts).
 	ToolScripts
 

@@ -28,6 +28,7 @@ func (h *Handler) newFastPath() *fastpath.Server {
 		ListFilter:      len(h.providers) > 0, // only auth hides a tool from tools/list
 		DirectCalls:     telemetry.DirectCalls,
 		DirectLists:     telemetry.DirectLists,
+		Tasks:           h.taskOptions(),
 	})
 }
 

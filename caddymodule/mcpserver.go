@@ -30,6 +30,9 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 	h.resources.Hooks(hooks, upstreams.CatchAllTemplate)
 	h.upstreams.Hooks(hooks)       // instructions, subscriptions
 	h.fast.Sessions().Hooks(hooks) // the sessions a direct call may talk to
+	if h.taskRunner != nil {
+		fastpath.TaskHooks(hooks, h.runsTasks) // the tasks capability of each protocol version
+	}
 	opts = append(opts, server.WithHooks(hooks))
 	srv := server.NewMCPServer(h.ServerName, h.ServerVersion, opts...)
 	srv.AddTools(h.serverTools(h.tools())...)

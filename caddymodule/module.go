@@ -27,6 +27,7 @@ import (
 	"github.com/edgemcp/edgemcp/caddymodule/upstreams"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/cache"
+	"github.com/edgemcp/edgemcp/pipeline/tasks"
 )
 
 func init() {
@@ -134,6 +135,9 @@ type Handler struct {
 
 	fast *fastpath.Server // the direct path, and the relay to mcp-go
 
+	taskRunner  *tasks.Runner // the gateway's tasks; nil when no tool runs as one
+	taskPoolKey string        // its key in taskRunners
+
 	resources *resources.Set // the declared resources
 	prompts   *prompts.Set   // the declared prompts
 	upstreams *upstreams.Set // the sources' resources and prompts, and subscriptions
@@ -208,6 +212,7 @@ func (h *Handler) Cleanup() error {
 	}
 	h.upstreams.Close()
 	h.cleanupCache()
+	h.cleanupTasks()
 	telemetry.Unexpose(h)
 	for _, key := range h.poolKeys {
 		releaseConnector(key)

@@ -38,6 +38,7 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		h.provisionResourcesAndPrompts,
 		h.provisionSourceTools,
 		h.provisionLimits,
+		h.provisionTasks,
 		h.provisionRegistry,
 		h.provisionServer,
 	} {

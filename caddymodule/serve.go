@@ -51,6 +51,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 		return nil // a plain tools/list, answered without mcp-go
 	}
 	call := h.fast.Inspect(body, r) // a tools/call, its tool set resolved once
+	if h.fast.AnswerTask(w, r, body, call) {
+		return nil // a call made a task, a task-only tool called plainly, or tasks/*: the gateway's tasks
+	}
 	if call == nil {
 		call = h.inspectRead(body, r) // a request whose failure or upstream text the writer passes on
 	}

@@ -27,6 +27,9 @@ type SourceConfig struct {
 	SourceRaw json.RawMessage `json:"source" caddy:"namespace=mcp.sources inline_key=source"`
 	// Approval is "required" or "writes" (parseApproval).
 	Approval string `json:"approval,omitempty"`
+	// Task is the default of its tools that the upstream does not run as
+	// tasks itself: they run as the gateway's tasks (TaskConfig).
+	Task *TaskConfig `json:"task,omitempty"`
 	// SourceSelection: prefix, disable, include, exclude.
 	SourceSelection
 	// OverridesRaw are the operator's overrides of the source's tools
@@ -123,7 +126,10 @@ func (h *Handler) sourceTools() ([]*pipeline.Tool, []sourcetools.Held, error) {
 		if len(t.FromIdentity) > 0 && t.Auth == nil {
 			return fmt.Errorf("tool %q takes values from the caller's identity (%s) and the endpoint has no default_auth to verify it", t.Name, strings.Join(t.FromIdentity, ", "))
 		}
-		return h.applyApproval(t, "", s.Approval)
+		if err := h.applyApproval(t, "", s.Approval); err != nil {
+			return err
+		}
+		return withTask(t, nil, h.sourceTask(s))
 	})
 }
 

@@ -69,6 +69,9 @@ type Tool struct {
 	FromIdentity []string
 	// Tasks is how the tool runs as a task (docs/tasks.md).
 	Tasks TaskSupport
+	// TaskTTL is how long a gateway task of the tool and its outcome are
+	// kept, counted from its creation; it also bounds the call.
+	TaskTTL time.Duration
 	// TaskPassthrough says the task is the upstream's: the executor, given
 	// a Call with Task set, asks its upstream for a task and returns the
 	// handle (Result.Task). Otherwise a task is the gateway's own, which

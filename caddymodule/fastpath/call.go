@@ -35,6 +35,11 @@ type Call struct {
 	// source's own text (ListEntries); nil: mcp-go's entries stay.
 	List *ListEntries
 
+	// task is a tools/call's params.task (2025-11-25's task request), meta
+	// its params._meta (where a 2026-07-28 client declares the tasks
+	// extension), for AnswerTask.
+	task, meta json.RawMessage
+
 	direct bool // plain enough to be answered without mcp-go
 	// sessionless is the protocol version of a direct call on the
 	// sessionless protocol (2026-07-28 and later); "" on a session.

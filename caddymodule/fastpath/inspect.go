@@ -30,6 +30,7 @@ func (s *Server) Inspect(body []byte, r *http.Request) *Call {
 	}
 	c := &Call{Name: msg.Params.Name, Header: r.Header, RemoteAddr: r.RemoteAddr, TLS: r.TLS, RawID: msg.ID, Args: msg.Params.Arguments}
 	c.ID = jsonrpc.DecodeID(msg.ID)
+	c.task, c.meta = msg.Params.Task, msg.Params.Meta
 	_, idIsString := c.ID.(string)
 	_, idIsNumber := c.ID.(float64)
 	// _meta (progress tokens, trace context; on 2026-07-28 anything beyond

@@ -75,6 +75,14 @@ func (s *Server) callTool(ctx context.Context, reg Registry, name string, args m
 	if perr == nil {
 		return out, rawOut, nil
 	}
+	out, perr = s.shown(ctx, perr)
+	return out, nil, perr
+}
+
+// shown is a call's failure as the client gets it: with error_detail
+// safe, a database's own text replaced by its code and the request id;
+// in error_mode result, an isError result instead.
+func (s *Server) shown(ctx context.Context, perr *pipeline.Error) (*mcp.CallToolResult, *pipeline.Error) {
 	if !s.opts.FullErrorDetail {
 		perr = perr.WithoutServerText(s.shell.RequestID(ctx))
 	}
@@ -84,9 +92,9 @@ func (s *Server) callTool(ctx context.Context, reg Registry, name string, args m
 		if errors.As(perr, &me) {
 			jsonrpc.AddMeta(res, me.ErrorMeta())
 		}
-		return res, nil, nil
+		return res, nil
 	}
-	return nil, nil, perr
+	return nil, perr
 }
 
 // respond is the response stage (jsonrpc.EncodeResult) under its own span.

@@ -69,6 +69,9 @@ type Options struct {
 	ListFilter bool
 	// DirectCalls and DirectLists count the requests answered here.
 	DirectCalls, DirectLists prometheus.Counter
+	// Tasks are the gateway's tasks (AnswerTask); nil when no tool runs
+	// as one.
+	Tasks *TaskOptions
 }
 
 // PageSize is how many tools one tools/list page holds: a registry with

@@ -59,7 +59,13 @@ func WriteError(w http.ResponseWriter, status, code int, msg string) {
 // Tool is the tools/list entry of a compiled tool, as mcp-go models it.
 func Tool(t *pipeline.Tool) mcp.Tool {
 	a := t.Annotations
+	var exec *mcp.ToolExecution
+	if t.Tasks != pipeline.TaskForbidden {
+		// A gateway task, or an upstream's passed through (docs/tasks.md).
+		exec = &mcp.ToolExecution{TaskSupport: mcp.TaskSupport(t.Tasks)}
+	}
 	return mcp.Tool{
+		Execution:       exec,
 		Name:            t.Name,
 		Title:           t.Title,
 		Description:     t.Description,

@@ -84,7 +84,7 @@ func Register(reg *prometheus.Registry) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{CallsTotal, callDuration, stageDuration, CacheRequests, GateRefusals, DirectCalls, DirectLists, OutboundDuration, PoolsOpened, RateLimited, RateLimitFallbacks, statsCollector{}} {
+	for _, c := range []prometheus.Collector{CallsTotal, callDuration, stageDuration, CacheRequests, GateRefusals, DirectCalls, DirectLists, OutboundDuration, PoolsOpened, RateLimited, RateLimitFallbacks, statsCollector{}, tasksCollector{}} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError
 			if errors.As(err, &already) {

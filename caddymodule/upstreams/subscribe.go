@@ -53,6 +53,9 @@ func (r *Set) StartSubscriptions(idle time.Duration) {
 					if !subs.has(id) {
 						continue // another config's session
 					}
+					if r.notifyListen(id, uri) {
+						continue // a 2026-07-28 listen stream's
+					}
 					// A session without an open GET stream cannot be told
 					// (mcp-go knows only those); the update is lost for it.
 					if err := srv.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri}); err != nil {

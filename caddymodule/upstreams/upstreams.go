@@ -64,6 +64,7 @@ type Set struct {
 	subscribable bool
 	srv          *server.MCPServer // set by Attach
 	subs         *subscribers      // nil unless StartSubscriptions ran
+	listens      listens           // open subscriptions/listen streams with resources
 }
 
 // New reads every source's catalog as it is now.
@@ -172,4 +173,5 @@ func (r *Set) Hooks(hooks *server.Hooks) {
 		}
 	})
 	r.subscribeHooks(hooks)
+	r.listenHooks(hooks)
 }

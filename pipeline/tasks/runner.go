@@ -260,13 +260,18 @@ func (r *Runner) Get(ctx context.Context, id string, who Who) (*pipeline.Task, e
 // interval, and wakes at once when the call ends on this node.
 func (r *Runner) Await(ctx context.Context, id string, who Who) (*pipeline.Task, error) {
 	for {
+		// The call this node runs is looked up before the task is read:
+		// one that ends after the read closes done, and one that ended
+		// before it (forget follows its outcome) reads as ended. Looked up
+		// after, a call ending in between would leave Await asleep for a
+		// whole poll interval.
+		r.mu.Lock()
+		run := r.running[id]
+		r.mu.Unlock()
 		t, err := r.store.load(ctx, id, who)
 		if err != nil || t.Status.Terminal() {
 			return t, err
 		}
-		r.mu.Lock()
-		run := r.running[id]
-		r.mu.Unlock()
 		var done <-chan struct{}
 		if run != nil {
 			done = run.done
