@@ -100,14 +100,15 @@ func startGateway(t testing.TB, caddyfile string, opts ...func(*gateway)) *gatew
 		o(g)
 	}
 	g.URL = fmt.Sprintf("http://127.0.0.1:%d/mcp", g.port)
-	if err := g.load(caddyfile); err != nil {
-		caddyMu.Unlock()
-		t.Fatal(err)
-	}
+	// Before the load: a load that fails the test (awaitGeneration) must
+	// still stop Caddy and let the next test have it.
 	t.Cleanup(func() {
 		_ = caddy.Stop()
 		caddyMu.Unlock()
 	})
+	if err := g.load(caddyfile); err != nil {
+		t.Fatal(err)
+	}
 	return g
 }
 
@@ -125,7 +126,10 @@ func (g *gateway) load(caddyfile string) error {
 		strings.ReplaceAll(caddyfile, "SITE {", fmt.Sprintf("http://:%d {\n\tbind 127.0.0.1\n", g.port))
 	probed := strings.Contains(caddyfile, "SITE {")
 	if probed {
-		src += fmt.Sprintf("\nhttp://%s:%d {\n\tbind 127.0.0.1\n\trespond \"%d\"\n}\n", loadProbeHost, g.port, generation)
+		// Not the bare number: Caddy's respond takes a lone three-digit
+		// argument for a status code, so generation 100 on would answer an
+		// empty body.
+		src += fmt.Sprintf("\nhttp://%s:%d {\n\tbind 127.0.0.1\n\trespond \"generation %d\"\n}\n", loadProbeHost, g.port, generation)
 	}
 	cfg, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(src), map[string]any{"filename": "Caddyfile"})
 	if err != nil {
@@ -163,7 +167,7 @@ var loadGeneration atomic.Int64
 func (g *gateway) awaitGeneration(generation int64) {
 	g.t.Helper()
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	want := strconv.FormatInt(generation, 10)
+	want := "generation " + strconv.FormatInt(generation, 10)
 	inARow := 0
 	for deadline := time.Now().Add(30 * time.Second); inARow < 3; {
 		if time.Now().After(deadline) {
