@@ -34,6 +34,9 @@ type Call struct {
 	// List is how the entries of a list answer are replaced by a
 	// source's own text (ListEntries); nil: mcp-go's entries stay.
 	List *ListEntries
+	// Conversation is the conversation id the client sent in the call's
+	// _meta (ConversationMetaKey), "" when none or unusable.
+	Conversation string
 
 	direct bool // plain enough to be answered without mcp-go
 	// sessionless is the protocol version of a direct call on the
