@@ -88,6 +88,8 @@ type ToolConfig struct {
 	// Approval is "required" (ask the caller's client before every call)
 	// or "off" (not even under its connector's policy).
 	Approval string `json:"approval,omitempty"`
+	// Requires are the tool's guardrails across calls (RequiresConfig).
+	Requires []RequiresConfig `json:"requires,omitempty"`
 	// ToolScripts: handler, mappers and script settings (parseToolScripts).
 	ToolScripts
 

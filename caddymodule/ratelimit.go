@@ -91,11 +91,7 @@ func (h *Handler) allowEndpoint(w http.ResponseWriter, r *http.Request) error {
 }
 
 // applyToolLimits puts each declared tool's limits in front of its executor.
-func (h *Handler) applyToolLimits(tools []*pipeline.Tool) {
-	byName := make(map[string]ToolConfig, len(h.Tools))
-	for _, tc := range h.Tools {
-		byName[tc.Name] = tc
-	}
+func (h *Handler) applyToolLimits(tools []*pipeline.Tool, byName map[string]ToolConfig) {
 	for _, t := range tools {
 		tc, ok := byName[t.Name]
 		if !ok || (tc.RateLimit == nil && tc.MaxConcurrent == 0) {
