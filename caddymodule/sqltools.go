@@ -1,11 +1,13 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/edgemcp/edgemcp/caddymodule/cli"
 	"github.com/edgemcp/edgemcp/pipeline"
 	"github.com/edgemcp/edgemcp/pipeline/script"
 	"github.com/edgemcp/edgemcp/pipeline/sqlagent"
@@ -150,4 +152,35 @@ func (c SQLToolsConfig) toolConfig(name string) ToolConfig {
 		tc.Requires = c.Requires
 	}
 	return tc
+}
+
+// listings are the set's tools as `caddy mcp tools` shows them, read from
+// the config alone (the descriptions the agent reads are written when the
+// tools are built, so the listing says what the tool is for).
+func (c SQLToolsConfig) listings(conn ConnectorConfig) []cli.Tool {
+	str := func(name string, required bool, desc string) cli.Input {
+		return cli.Input{Name: name, Type: "string", Required: required, Description: desc}
+	}
+	query := []cli.Input{str("sql", true, "one read-only query"), {Name: "params", Type: "array", Description: "its parameters' values"}}
+	tools := []cli.Tool{
+		{Name: c.prefix() + "_list_tables", Description: "The tables and views the agent may read", Inputs: []cli.Input{str("schema", false, "")}},
+		{Name: c.prefix() + "_describe_table", Description: "A table's columns, keys, indexes and foreign keys", Inputs: []cli.Input{str("table", true, ""), str("schema", false, "")}},
+		{Name: c.queryTool(), Description: "Runs a read-only query the agent writes", Inputs: query},
+	}
+	if c.Explain {
+		tools = append(tools, cli.Tool{Name: c.prefix() + "_explain", Description: "The plan of a query the agent writes, not running it", Inputs: query})
+	}
+	for i := range tools {
+		t := &tools[i]
+		t.Connector, t.Type = c.Connector, conn.Type
+		t.Annotations = []string{"read_only=true", "destructive=false", "idempotent=true", "open_world=false"}
+		t.Auth = authSummary(c.Auth)
+		t.FromIdentity = connectorIdentity(conn)
+		t.Approval = declaredApproval(c.toolConfig(t.Name), ConnectorConfig{Approval: conn.Approval, ReadOnly: true})
+		if t.Name == c.queryTool() && len(c.Requires) > 0 {
+			raw, _ := json.Marshal(c.Requires)
+			t.Settings = map[string]json.RawMessage{"requires": raw}
+		}
+	}
+	return tools
 }
