@@ -315,10 +315,16 @@ func TestSQLToolsRowLevelSecurity(t *testing.T) {
 
 	// 2026-07-28: the conversation is the verified caller and _meta's
 	// conversationId.
+	// viaMCPGo adds a progress token, which sends a call through mcp-go
+	// instead of the direct path.
+	viaMCPGo := false
 	conv := func(token, id, tool string, args map[string]any) rpcResponse {
 		t.Helper()
 		raw := &rawSession{url: g.URL, version: "2026-07-28"}
 		meta := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+		if viaMCPGo {
+			meta += `,"progressToken":"p1"`
+		}
 		if id != "" {
 			meta += fmt.Sprintf(`,"conversationId":%q`, id)
 		}
@@ -336,6 +342,12 @@ func TestSQLToolsRowLevelSecurity(t *testing.T) {
 	}
 	refusedWith(t, "another conversation", conv(acme, c2, "db_query", q), "call db_list_tables first")
 	refusedWith(t, "another caller, same id", conv(globex, c1, "db_query", q), "call db_list_tables first")
+	viaMCPGo = true
+	if got := rows(conv(acme, c1, "db_query", q)); got != "[[a1] [a2]]" {
+		t.Errorf("acme in %s through mcp-go: %s", c1, got)
+	}
+	refusedWith(t, "another conversation through mcp-go", conv(acme, c2, "db_query", q), "call db_list_tables first")
+	refusedWith(t, "no conversation id through mcp-go", conv(acme, "", "db_query", q), "the client sent no conversation id in _meta")
 }
 
 // TestSQLToolsSQLiteAndMariaDB: the toolset on the other two databases,
