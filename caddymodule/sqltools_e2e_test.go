@@ -351,7 +351,8 @@ func TestSQLToolsRowLevelSecurity(t *testing.T) {
 }
 
 // TestSQLToolsSQLiteAndMariaDB: the toolset on the other two databases,
-// each with its own dialect's parameters; a write refused on both.
+// each with its own dialect's parameters; a write refused on both; a
+// set's rate limit and approval.
 func TestSQLToolsSQLiteAndMariaDB(t *testing.T) {
 	lite := filepath.Join(t.TempDir(), "shop.db")
 	db, err := sql.Open("sqlite", lite)
@@ -371,12 +372,29 @@ func TestSQLToolsSQLiteAndMariaDB(t *testing.T) {
 		connector lite sqlite %q
 		connector maria mysql %q
 		sql_tools lite
+		sql_tools lite {
+			prefix limited
+			rate_limit 1 per 1h
+		}
+		sql_tools lite {
+			prefix asked
+			approval required
+			requires asked_list_tables
+		}
 		sql_tools maria {
 			max_rows_estimate 1000
 		}
 	}
 }`, lite, testservices.MySQLDSN(t)))
 	s := g.rawSession(t, "2025-11-25")
+	// A set's rate_limit applies to each of its tools, as a tool's does.
+	s.call(t, "limited_list_tables", nil).tool(t)
+	refusedWith(t, "over the set's rate_limit", s.call(t, "limited_list_tables", nil), "rate limited")
+	s.call(t, "limited_describe_table", map[string]any{"table": "items"}).tool(t)
+	// A set's approval applies to each of its tools; the guardrail comes
+	// first, so no one is asked about a call it refuses.
+	refusedWith(t, "approval", s.call(t, "asked_list_tables", nil), `approval: tool "asked_list_tables" needs approval through elicitation`)
+	refusedWith(t, "guardrail before approval", s.call(t, "asked_query", map[string]any{"sql": "SELECT 1"}), "guardrail: call asked_list_tables first")
 	if a := decodeAnswer(t, s.call(t, "lite_query", map[string]any{"sql": "SELECT name FROM items WHERE id = ?", "params": []any{2}})); fmt.Sprint(a.Rows) != "[[desk]]" {
 		t.Errorf("sqlite: %+v", a)
 	}
