@@ -68,7 +68,13 @@ func adaptForTest(t *testing.T, input string) string {
 // into the handler and encodes back to the same JSON: the Caddyfile and the
 // JSON config are one model.
 func TestAdaptRoundTrip(t *testing.T) {
-	raw, err := os.ReadFile("testdata/adapt/full.caddytest")
+	for _, name := range []string{"full", "sql-tools"} {
+		t.Run(name, func(t *testing.T) { roundTrip(t, "testdata/adapt/"+name+".caddytest") })
+	}
+}
+
+func roundTrip(t *testing.T, file string) {
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -149,6 +149,11 @@ func (h *Handler) resourceMetadata(servers []string) *ResourceMetadata {
 			scopes = append(scopes, t.Auth.Scopes...)
 		}
 	}
+	for _, t := range h.SQLTools {
+		if t.Auth != nil && t.Auth.Use == d.Use {
+			scopes = append(scopes, t.Auth.Scopes...)
+		}
+	}
 	slices.Sort(scopes)
 	name := h.ServerName
 	if name == "" { // adapt time: Provision has not set the default yet

@@ -65,6 +65,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		resource <uri-or-template> { ... }
 //		prompt <name> { ... }
 //		discovery list|search|auto <n> { pin <tool...> }
+//		sql_tools <connector> { ... }
+//		after <tool> deny <tool...>
+//		guardrails { store memory|redis <url>; ttl <d> }
 //	}
 //
 // Every error names the file and line (Dispenser.Errf does).
@@ -245,6 +248,27 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.Tools = append(h.Tools, t)
 		case "resource", "prompt":
 			if err := h.parseResourceOrPrompt(d); err != nil {
+				return err
+			}
+		case "sql_tools":
+			c, err := parseSQLTools(d)
+			if err != nil {
+				return err
+			}
+			for _, other := range h.SQLTools {
+				if other.prefix() == c.prefix() {
+					return d.Errf("sql_tools %s: prefix %q is taken by sql_tools %s (give one a prefix)", c.Connector, c.prefix(), other.Connector)
+				}
+			}
+			h.SQLTools = append(h.SQLTools, c)
+		case "after":
+			a, err := parseAfter(d)
+			if err != nil {
+				return err
+			}
+			h.After = append(h.After, a)
+		case "guardrails":
+			if err := parseGuardrails(d, h); err != nil {
 				return err
 			}
 		default:
@@ -538,6 +562,15 @@ func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
 				return t, err
 			}
 			t.Task = c
+		case "requires":
+			r, err := parseRequires(d, fmt.Sprintf("tool %q", t.Name))
+			if err != nil {
+				return t, err
+			}
+			if r.Tool == t.Name {
+				return t, d.Errf("tool %q: requires itself", t.Name)
+			}
+			t.Requires = append(t.Requires, r)
 		default:
 			return t, d.Errf("tool %q: unrecognized sub-directive %q", t.Name, sub)
 		}
@@ -951,6 +984,11 @@ func (h *Handler) checkAuthRefs() error {
 	}
 	for _, t := range h.Tools {
 		if err := check(t.Auth, fmt.Sprintf("tool %q", t.Name)); err != nil {
+			return err
+		}
+	}
+	for _, s := range h.SQLTools {
+		if err := check(s.Auth, "sql_tools "+s.Connector); err != nil {
 			return err
 		}
 	}
@@ -1959,3 +1997,214 @@ func unmarshalOverrides(lines caddyfile.Segment) (json.RawMessage, error) {
 
 // Interface guard.
 var _ caddyfile.Unmarshaler = (*Handler)(nil)
+
+// parseSQLTools reads `sql_tools <connector> { ... }` (SQLToolsConfig).
+func parseSQLTools(d *caddyfile.Dispenser) (SQLToolsConfig, error) {
+	var c SQLToolsConfig
+	if !d.NextArg() {
+		return c, d.Errf("usage: sql_tools <connector> { ... }")
+	}
+	c.Connector = d.Val()
+	if d.NextArg() {
+		return c, d.Errf("sql_tools %s: one connector, got another: %q (settings go in the block)", c.Connector, d.Val())
+	}
+	owner := "sql_tools " + c.Connector
+	seen := map[string]bool{}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		sub := d.Val()
+		if seen[sub] && sub != "requires" && sub != "include" && sub != "exclude" {
+			return c, d.Errf("%s: %s declared twice", owner, sub)
+		}
+		seen[sub] = true
+		switch sub {
+		case "prefix":
+			if err := oneArg(d, &c.Prefix); err != nil {
+				return c, err
+			}
+			if !pipeline.ToolNamePattern.MatchString(c.Prefix + "_describe_table") {
+				return c, d.Errf("%s: prefix %q makes tool names that do not match %s", owner, c.Prefix, pipeline.ToolNamePattern)
+			}
+		case "include", "exclude":
+			patterns := d.RemainingArgs()
+			if len(patterns) == 0 {
+				return c, d.Errf("%s: %s needs at least one table pattern (schema.table or table; * and ? match)", owner, sub)
+			}
+			for _, p := range patterns {
+				if _, err := path.Match(p, ""); err != nil {
+					return c, d.Errf("%s: %s: %q is not a pattern", owner, sub, p)
+				}
+			}
+			if sub == "include" {
+				c.Include = append(c.Include, patterns...)
+			} else {
+				c.Exclude = append(c.Exclude, patterns...)
+			}
+		case "max_rows":
+			n, err := wholeArg(d, owner+": ")
+			if err != nil {
+				return c, err
+			}
+			c.MaxRows = n
+		case "max_result_size":
+			var s string
+			if err := oneArg(d, &s); err != nil {
+				return c, err
+			}
+			n, err := pipeline.ParseSize(s)
+			if err != nil {
+				return c, d.Errf("%s: max_result_size: %v", owner, err)
+			}
+			c.MaxResultSize = n
+		case "statement_timeout":
+			dur, err := durationArg(d)
+			if err != nil {
+				return c, err
+			}
+			c.StatementTimeout = caddy.Duration(dur)
+		case "max_cost", "max_rows_estimate":
+			var s string
+			if err := oneArg(d, &s); err != nil {
+				return c, err
+			}
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil || !(f > 0) || math.IsInf(f, 0) {
+				return c, d.Errf("%s: %s must be a positive number, got %q", owner, sub, s)
+			}
+			if sub == "max_cost" {
+				c.MaxCost = f
+			} else {
+				c.MaxRowsEstimate = f
+			}
+		case "role":
+			if err := oneArg(d, &c.Role); err != nil {
+				return c, err
+			}
+		case "interceptor":
+			if err := oneArg(d, &c.Interceptor); err != nil {
+				return c, err
+			}
+		case "explain":
+			if d.NextArg() {
+				return c, d.Errf("%s: explain takes no value", owner)
+			}
+			c.Explain = true
+		case "auth":
+			p := new(AuthPolicyConfig)
+			if err := parsePolicy(d, p, nil); err != nil {
+				return c, fmt.Errorf("%s: %w", owner, err)
+			}
+			c.Auth = p
+		case "approval":
+			p, err := parseApproval(d, owner, approvalRequired, approvalOff)
+			if err != nil {
+				return c, err
+			}
+			c.Approval = p
+		case "rate_limit":
+			rl, err := parseRateLimit(d)
+			if err != nil {
+				return c, err
+			}
+			c.RateLimit = rl
+		case "max_concurrent":
+			n, err := wholeArg(d, owner+": ")
+			if err != nil {
+				return c, err
+			}
+			c.MaxConcurrent = n
+		case "requires":
+			r, err := parseRequires(d, owner)
+			if err != nil {
+				return c, err
+			}
+			c.Requires = append(c.Requires, r)
+		default:
+			return c, d.Errf("%s: unrecognized sub-directive %q", owner, sub)
+		}
+	}
+	return c, nil
+}
+
+// parseRequires reads `requires <tool> [within <n> calls | within
+// <duration>]` in the block of owner.
+func parseRequires(d *caddyfile.Dispenser, owner string) (RequiresConfig, error) {
+	const usage = "requires <tool> [within <n> calls | within <duration>]"
+	args := d.RemainingArgs()
+	var r RequiresConfig
+	switch {
+	case len(args) == 1:
+	case len(args) == 3 && args[1] == "within":
+		dur, err := caddy.ParseDuration(args[2])
+		if err != nil || dur <= 0 {
+			return r, d.Errf("%s: requires %s within %q: not a positive duration (or write within <n> calls)", owner, args[0], args[2])
+		}
+		r.Within = caddy.Duration(dur)
+	case len(args) == 4 && args[1] == "within" && (args[3] == "calls" || args[3] == "call"):
+		n, err := strconv.Atoi(args[2])
+		if err != nil || n < 1 {
+			return r, d.Errf("%s: requires %s within %q calls: not a positive whole number", owner, args[0], args[2])
+		}
+		r.WithinCalls = n
+	default:
+		return r, d.Errf("%s: usage: %s", owner, usage)
+	}
+	r.Tool = args[0]
+	if !pipeline.ToolNamePattern.MatchString(r.Tool) {
+		return r, d.Errf("%s: requires %q: not a tool name", owner, r.Tool)
+	}
+	return r, nil
+}
+
+// parseAfter reads `after <tool> deny <tool...>`; names or patterns.
+func parseAfter(d *caddyfile.Dispenser) (AfterConfig, error) {
+	args := d.RemainingArgs()
+	if len(args) < 3 || args[1] != "deny" {
+		return AfterConfig{}, d.Errf("usage: after <tool> deny <tool...> (names or patterns such as send_*)")
+	}
+	a := AfterConfig{Tool: args[0], Deny: args[2:]}
+	for _, p := range args {
+		if _, err := path.Match(p, ""); err != nil {
+			return a, d.Errf("after %s: %q is not a tool name or pattern", a.Tool, p)
+		}
+	}
+	if d.NextBlock(d.Nesting()) {
+		return a, d.Errf("after takes no block")
+	}
+	return a, nil
+}
+
+// parseGuardrails reads `guardrails { store memory | store redis <url>;
+// ttl <duration> }`.
+func parseGuardrails(d *caddyfile.Dispenser, h *Handler) error {
+	if h.Guardrails != nil {
+		return d.Errf("guardrails declared twice")
+	}
+	if d.NextArg() {
+		return d.Errf("guardrails takes a block, not %q", d.Val())
+	}
+	g := new(GuardrailsConfig)
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch sub := d.Val(); sub {
+		case "store":
+			args := d.RemainingArgs()
+			switch {
+			case len(args) == 1 && args[0] == "memory":
+				g.Redis = ""
+			case len(args) == 2 && args[0] == "redis":
+				g.Redis = args[1]
+			default:
+				return d.Errf("guardrails: usage: store memory | store redis <redis://...>")
+			}
+		case "ttl":
+			dur, err := durationArg(d)
+			if err != nil {
+				return err
+			}
+			g.TTL = caddy.Duration(dur)
+		default:
+			return d.Errf("guardrails: unrecognized sub-directive %q", sub)
+		}
+	}
+	h.Guardrails = g
+	return nil
+}

@@ -188,3 +188,24 @@ func TestMCPToolsSourceState(t *testing.T) {
 		}
 	}
 }
+
+// `caddy mcp tools` lists a sql_tools set's tools by name, with their
+// inputs, connector, auth and what they take from the caller's identity,
+// from the config alone (examples/sql-agent, whose database is not there).
+func TestMCPToolsSQLTools(t *testing.T) {
+	out, errOut, err := runMCPCommand(t, "tools", "--config", "../examples/sql-agent/Caddyfile", "--adapter", "caddyfile")
+	if err != nil {
+		t.Fatalf("mcp tools: %v\n%s", err, errOut)
+	}
+	t.Logf("output:\n%s", out)
+	for _, want := range []string{
+		"5 tools", "shop_list_tables", "shop_describe_table", "shop_query", "shop_explain", "export_customers",
+		"connector: shop (postgres)", "sql     string  required", "params  array   optional",
+		"from identity: auth.claims (claims_setting request.jwt.claims)",
+		`requires: [{"tool":"shop_describe_table","within_calls":20}]`, `after: [{"deny":["export_*"],"tool":"shop_query"}]`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}

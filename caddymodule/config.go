@@ -93,6 +93,8 @@ type ToolConfig struct {
 	// Task says the tool runs as a task when the client asks (TaskConfig);
 	// nil: its connector's default, else never.
 	Task *TaskConfig `json:"task,omitempty"`
+	// Requires are the tool's guardrails across calls (RequiresConfig).
+	Requires []RequiresConfig `json:"requires,omitempty"`
 	// ToolScripts: handler, mappers and script settings (parseToolScripts).
 	ToolScripts
 

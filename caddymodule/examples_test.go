@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -296,4 +297,75 @@ func startExampleWithUpstream(t *testing.T, name, site, fixedURL, banner string)
 		t.Fatalf("examples/%s/Caddyfile: no %s to point at the test's upstream", name, fixedURL)
 	}
 	return startGateway(t, strings.Replace(cfg, fixedURL, url, 1))
+}
+
+// TestExampleSQLAgent runs examples/sql-agent as its README says: the
+// schema, its role and policies, the Caddyfile as written; two tenants
+// through the agent's own SQL, the guardrails, the interceptor, the
+// guard and the cost guard.
+func TestExampleSQLAgent(t *testing.T) {
+	t.Chdir("..")
+	conn := testservices.PostgresConn(t)
+	schema, err := os.ReadFile("examples/sql-agent/schema.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testservices.PostgresExec(t, conn, "DROP SCHEMA IF EXISTS sql_agent_demo CASCADE")
+	testservices.PostgresExec(t, conn, string(schema))
+	t.Cleanup(func() { _, _ = conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS sql_agent_demo CASCADE") })
+	secret := "sql-agent-example-test-secret-0123456789"
+	t.Setenv("SQL_AGENT_JWT_SECRET", secret)
+	t.Setenv("SQL_AGENT_DATABASE_URL", testservices.PostgresURLWith(t, "user", "sql_agent_gateway"))
+	g := startGateway(t, exampleCaddyfile(t, "examples/sql-agent/Caddyfile", "http://localhost:8084"))
+
+	mint := func(sub, tenant string) string {
+		signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: []byte(secret)}, (&jose.SignerOptions{}).WithType("JWT"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := jwt.Signed(signer).Claims(map[string]any{"sub": sub, "tenant": tenant, "aud": "sql-agent-example", "exp": time.Now().Add(time.Hour).Unix()}).Serialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	session := func(token string) *rawSession {
+		hdr := map[string]string{"Authorization": "Bearer " + token}
+		resp, h := (&rawSession{url: g.URL}).postWith(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, hdr)
+		if resp.Error != nil {
+			t.Fatalf("initialize: %+v", resp.Error)
+		}
+		return &rawSession{url: g.URL, session: h.Get("Mcp-Session-Id"), version: "2025-11-25"}
+	}
+	names := `SELECT name FROM sql_agent_demo.customers ORDER BY id`
+	for _, tc := range []struct{ sub, tenant, want string }{
+		{"alice", "acme", "[[Ada Lovelace] [Grace Hopper]]"},
+		{"bob", "globex", "[[Alan Turing]]"},
+	} {
+		tok := mint(tc.sub, tc.tenant)
+		s := session(tok)
+		q := func(sql string) rpcResponse { return callAs(t, s, tok, "shop_query", map[string]any{"sql": sql}) }
+		refusedWith(t, tc.sub+": query first", q(names), "guardrail: call shop_describe_table first")
+		if got := callAs(t, s, tok, "export_customers", nil).tool(t).Content[0].Text; !strings.Contains(got, "@"+tc.tenant+".example") {
+			t.Errorf("%s: export before any query: %s", tc.sub, got)
+		}
+		if got := callAs(t, s, tok, "shop_describe_table", map[string]any{"table": "sql_agent_demo.customers"}).tool(t).Content[0].Text; !strings.Contains(got, `"primary_key":["id"]`) {
+			t.Errorf("%s: describe: %s", tc.sub, got)
+		}
+		if got := fmt.Sprint(decodeAnswer(t, q(names)).Rows); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.sub, got, tc.want)
+		}
+		if a := decodeAnswer(t, q("recent orders")); len(a.Columns) != 4 || a.RowCount == 0 {
+			t.Errorf("%s: recent orders: %+v", tc.sub, a)
+		}
+		refusedWith(t, tc.sub+": audit_log", q("SELECT * FROM sql_agent_demo.audit_log"), "sql guard")
+		refusedWith(t, tc.sub+": email", q("SELECT email FROM sql_agent_demo.customers"), "email addresses are not for the agent")
+		refusedWith(t, tc.sub+": delete", q("DELETE FROM sql_agent_demo.customers"), "sql guard")
+		refusedWith(t, tc.sub+": cost", q("SELECT count(*) FROM generate_series(1, 1000000) a, generate_series(1, 1000000) b"), "over max_cost 10000")
+		refusedWith(t, tc.sub+": export after a query", callAs(t, s, tok, "export_customers", nil), "shop_query has run in it")
+	}
+	var n int
+	if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM sql_agent_demo.customers").Scan(&n); err != nil || n != 3 {
+		t.Errorf("customers after the refused delete: %d, %v", n, err)
+	}
 }

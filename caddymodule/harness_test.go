@@ -100,14 +100,15 @@ func startGateway(t testing.TB, caddyfile string, opts ...func(*gateway)) *gatew
 		o(g)
 	}
 	g.URL = fmt.Sprintf("http://127.0.0.1:%d/mcp", g.port)
-	if err := g.load(caddyfile); err != nil {
-		caddyMu.Unlock()
-		t.Fatal(err)
-	}
+	// Before the load: a load that fails the test (awaitGeneration) must
+	// still stop Caddy and let the next test have it.
 	t.Cleanup(func() {
 		_ = caddy.Stop()
 		caddyMu.Unlock()
 	})
+	if err := g.load(caddyfile); err != nil {
+		t.Fatal(err)
+	}
 	return g
 }
 

@@ -20,7 +20,8 @@ import (
 var (
 	knownHandlerKeys = map[string]bool{"handler": true, "name": true, "version": true, "error_mode": true,
 		"connectors": true, "tools": true, "catalog_off": true, "max_body_size": true,
-		"session_idle_timeout": true, "allowed_origins": true, "resources": true, "prompts": true}
+		"session_idle_timeout": true, "allowed_origins": true, "resources": true, "prompts": true,
+		"sql_tools": true}
 	knownToolKeys = map[string]bool{"name": true, "title": true, "description": true, "use": true,
 		"statement": true, "inputs": true, "annotations": true, "cache": true, "auth": true, "approval": true}
 )
@@ -70,6 +71,9 @@ func endpointOf(raw json.RawMessage) (cli.Endpoint, error) {
 			tl.Settings = extraSettings(rawTools[i], knownToolKeys)
 		}
 		e.Tools = append(e.Tools, tl)
+	}
+	for _, sc := range h.SQLTools {
+		e.Tools = append(e.Tools, sc.listings(connCfg[sc.Connector])...)
 	}
 	e.Resources, e.Prompts = resourcePromptListings(h, connTypes)
 	e.Sources = sourceListings(h)

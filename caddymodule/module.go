@@ -106,6 +106,12 @@ type Handler struct {
 	Cache *CacheConfig `json:"cache,omitempty"`
 	// Discovery is how tools/list presents the tools (DiscoveryConfig).
 	Discovery *DiscoveryConfig `json:"discovery,omitempty"`
+	// SQLTools are the toolsets of agent-written SQL (SQLToolsConfig).
+	SQLTools []SQLToolsConfig `json:"sql_tools,omitempty"`
+	// After and Guardrails: guardrails across calls (a tool's requires is
+	// in its ToolConfig).
+	After      []AfterConfig     `json:"after,omitempty"`
+	Guardrails *GuardrailsConfig `json:"guardrails,omitempty"`
 
 	authConfig // auth providers, default_auth (run by access.Endpoint)
 
@@ -124,8 +130,9 @@ type Handler struct {
 	cacheKey   string
 	redisKey   string
 
-	limits   *limits.Limiter   // rate limits over their counters
-	inFlight *session.InFlight // nil without max_concurrent
+	limits    *limits.Limiter    // rate limits over their counters
+	sequencer pipeline.Sequencer // guardrails across calls; nil without any
+	inFlight  *session.InFlight  // nil without max_concurrent
 
 	calls   *telemetry.Recorder // opens each call's telemetry
 	catalog *catalog.Catalog    // the page for browsers; nil with `catalog off`

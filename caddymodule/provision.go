@@ -20,7 +20,8 @@ type provisioning struct {
 	repl    *caddy.Replacer
 	scripts *script.Loader          // shared by the tools and the resources
 	conns   map[string]connectorRef // the connectors, by name
-	tools   []*pipeline.Tool        // the declared tools
+	tools   []*pipeline.Tool        // the declared tools and the sql_tools
+	configs map[string]ToolConfig   // what configured each of tools, by name
 	sourced []*pipeline.Tool        // the sources' tools
 	held    []sourcetools.Held      // the sources' tools their pins hold back
 	reg     *registry               // the first version of the tools
@@ -35,10 +36,12 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		h.provisionConnectors,
 		h.provisionAccess,
 		h.provisionTools,
+		h.provisionSQLTools,
 		h.provisionResourcesAndPrompts,
 		h.provisionSourceTools,
 		h.provisionLimits,
 		h.provisionTasks,
+		h.provisionGuardrails,
 		h.provisionRegistry,
 		h.provisionServer,
 	} {
@@ -140,6 +143,7 @@ func (h *Handler) provisionAccess(p *provisioning) error {
 // and approval policy.
 func (h *Handler) provisionTools(p *provisioning) error {
 	p.tools = make([]*pipeline.Tool, 0, len(h.Tools))
+	p.configs = make(map[string]ToolConfig, len(h.Tools))
 	for _, tc := range h.Tools {
 		t, err := buildTool(tc, p.conns, p.repl, os.LookupEnv)
 		if err != nil {
@@ -158,6 +162,7 @@ func (h *Handler) provisionTools(p *provisioning) error {
 			return err
 		}
 		p.tools = append(p.tools, t)
+		p.configs[t.Name] = tc
 	}
 	h.declared = p.tools
 	return nil
@@ -199,7 +204,7 @@ func (h *Handler) provisionLimits(p *provisioning) error {
 	if err := h.provisionRateLimits(p.ctx, p.repl); err != nil {
 		return err
 	}
-	h.applyToolLimits(p.tools)
+	h.applyToolLimits(p.tools, p.configs)
 	return nil
 }
 

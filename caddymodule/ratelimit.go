@@ -90,12 +90,9 @@ func (h *Handler) allowEndpoint(w http.ResponseWriter, r *http.Request) error {
 	return h.limits.Endpoint(w, r, *h.RateLimit.rule(), access.Identity(r.Context()))
 }
 
-// applyToolLimits puts each declared tool's limits in front of its executor.
-func (h *Handler) applyToolLimits(tools []*pipeline.Tool) {
-	byName := make(map[string]ToolConfig, len(h.Tools))
-	for _, tc := range h.Tools {
-		byName[tc.Name] = tc
-	}
+// applyToolLimits puts each tool's limits in front of its executor; byName
+// is what configured each (a declared tool's block, or its sql_tools set).
+func (h *Handler) applyToolLimits(tools []*pipeline.Tool, byName map[string]ToolConfig) {
 	for _, t := range tools {
 		tc, ok := byName[t.Name]
 		if !ok || (tc.RateLimit == nil && tc.MaxConcurrent == 0) {

@@ -58,7 +58,7 @@ func (h *Handler) newRegistry(tools []*pipeline.Tool) (*registry, error) {
 			return nil, err
 		}
 	}
-	engine, err := pipeline.NewEngine(tools)
+	engine, err := pipeline.NewEngine(tools, h.engineOptions()...)
 	if err != nil {
 		return nil, err
 	}

@@ -31,3 +31,14 @@ type KeyValue interface {
 	// Set stores value under key for ttl.
 	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
 }
+
+// Records is what a shared store offers guardrails across calls
+// (pipeline/guardrail) besides its plain keys: several keys in one round
+// trip, and counters that expire.
+type Records interface {
+	// GetMany returns the values of keys, nil where a key is absent.
+	GetMany(ctx context.Context, keys ...string) ([][]byte, error)
+	// Incr adds one to the counter at key (absent: 0) and returns it;
+	// the key expires ttl after this change.
+	Incr(ctx context.Context, key string, ttl time.Duration) (int64, error)
+}

@@ -34,6 +34,9 @@ type Call struct {
 	// List is how the entries of a list answer are replaced by a
 	// source's own text (ListEntries); nil: mcp-go's entries stay.
 	List *ListEntries
+	// Conversation is the conversation id the client sent in the call's
+	// _meta (ConversationMetaKey), "" when none or unusable.
+	Conversation string
 
 	// task is a tools/call's params.task (2025-11-25's task request), meta
 	// its params._meta (where a 2026-07-28 client declares the tasks

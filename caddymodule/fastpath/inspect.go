@@ -29,6 +29,7 @@ func (s *Server) Inspect(body []byte, r *http.Request) *Call {
 		return nil
 	}
 	c := &Call{Name: msg.Params.Name, Header: r.Header, RemoteAddr: r.RemoteAddr, TLS: r.TLS, RawID: msg.ID, Args: msg.Params.Arguments}
+	c.Conversation = conversation(msg.Params.Meta)
 	c.ID = jsonrpc.DecodeID(msg.ID)
 	c.task, c.meta = msg.Params.Task, msg.Params.Meta
 	_, idIsString := c.ID.(string)

@@ -123,13 +123,33 @@ func (s *Server) respondRaw(ctx context.Context, rec Record, res *pipeline.Resul
 	return out, perr
 }
 
-// RequestInfo is what the pipeline gets of the HTTP request of a call.
+// RequestInfo is what the pipeline gets of the HTTP request of a call,
+// with the conversation guardrails across calls key on (Session,
+// Conversation).
 func RequestInfo(ctx context.Context, c *Call) *pipeline.RequestInfo {
 	info := &pipeline.RequestInfo{ProtocolVersion: protocolVersion(ctx, c)}
 	if c != nil {
 		info.Header, info.RemoteAddr, info.TLS = c.Header, c.RemoteAddr, c.TLS
+		info.Conversation = c.Conversation
 	}
+	info.Session = sessionOf(ctx, c)
 	return info
+}
+
+// sessionOf is the call's MCP session id, "" on a protocol without
+// sessions. Under mcp-go it is the session mcp-go validated (on
+// 2026-07-28 an ephemeral one without an id, whatever header was sent);
+// on the direct path, which mcp-go never sees, the Mcp-Session-Id that
+// directSession found live. Answer takes a sessionless request only
+// when it is one (Call.sessionless), so a header there names no session.
+func sessionOf(ctx context.Context, c *Call) string {
+	if sess := server.ClientSessionFromContext(ctx); sess != nil {
+		return sess.SessionID()
+	}
+	if c != nil && c.direct && c.sessionless == "" {
+		return c.Header.Get("Mcp-Session-Id")
+	}
+	return ""
 }
 
 // protocolVersion is the client's MCP protocol version: the one negotiated

@@ -30,6 +30,8 @@ var sessionlessMetaKeys = map[string]bool{
 	mcp.MetaKeyProtocolVersion:    true,
 	mcp.MetaKeyClientInfo:         true,
 	mcp.MetaKeyClientCapabilities: true,
+	// Read by the shell (Call.Conversation); mcp-go ignores it.
+	ConversationMetaKey: true,
 }
 
 // sessionlessVersion is the protocol version of a sessionless tools/call

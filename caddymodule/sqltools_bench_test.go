@@ -1,0 +1,104 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
+
+	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
+	"github.com/edgemcp/edgemcp/internal/testservices"
+)
+
+// BenchmarkServeAgentQuery prints what a point lookup costs through
+// ServeHTTP on the direct path of a session, against Postgres: a declared
+// tool, the same statement as an agent's db_query, db_query with the cost
+// guard (max_cost: an EXPLAIN first), and db_query under a `requires`
+// guardrail (the record in memory). Without the call's log line.
+//
+//	go test ./caddymodule -run '^$' -bench ServeAgentQuery -benchmem
+func BenchmarkServeAgentQuery(b *testing.B) {
+	conn := testservices.PostgresConn(b)
+	schema := testservices.PostgresSchema(b, conn)
+	testservices.PostgresExec(b, conn, "CREATE TABLE "+schema+".a (id int PRIMARY KEY, v int)")
+	testservices.PostgresExec(b, conn, "INSERT INTO "+schema+".a SELECT i, i FROM generate_series(1, 10000) i")
+	testservices.PostgresExec(b, conn, "ANALYZE "+schema+".a")
+	h := new(Handler)
+	d := caddyfile.NewTestDispenser(fmt.Sprintf(`mcp {
+		connector pg postgres %q {
+			read_only
+		}
+		tool point {
+			description "one row"
+			use pg
+			statement "SELECT id, v FROM %s.a WHERE id = {{ inputs.id }}"
+			input id int required
+		}
+		sql_tools pg {
+			prefix db
+		}
+		sql_tools pg {
+			prefix costed
+			max_cost 10000
+		}
+		sql_tools pg {
+			prefix guarded
+			requires guarded_list_tables
+		}
+	}`, postgresURL(b), schema))
+	if err := h.UnmarshalCaddyfile(d); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	if err := h.Provision(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = h.Cleanup() }()
+	h.calls = telemetry.NewRecorder(zap.NewNop())
+	post := func(body string, header map[string]string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range header {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		_ = h.ServeHTTP(w, r, nil)
+		return w
+	}
+	init := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`, nil)
+	session := map[string]string{"Mcp-Session-Id": init.Header().Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-11-25"}
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+	call := func(tool string, args any) string {
+		a, _ := json.Marshal(args)
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, tool, a)
+	}
+	if w := post(call("guarded_list_tables", map[string]any{"schema": schema}), session); !strings.Contains(w.Body.String(), `"result"`) {
+		b.Fatalf("guarded_list_tables: %s", w.Body)
+	}
+	query := map[string]any{"sql": "SELECT id, v FROM " + schema + ".a WHERE id = $1", "params": []any{4242}}
+	for _, c := range []struct{ name, body string }{
+		{"declared", call("point", map[string]any{"id": 4242})},
+		{"db_query", call("db_query", query)},
+		{"db_query+max_cost", call("costed_query", query)},
+		{"db_query+requires", call("guarded_query", query)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if w := post(c.body, session); !strings.Contains(w.Body.String(), `4242`) {
+				b.Fatalf("%s", w.Body)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				post(c.body, session)
+			}
+		})
+	}
+}
