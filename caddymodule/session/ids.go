@@ -72,9 +72,10 @@ var processSessionKey = sync.OnceValue(func() []byte {
 var endedSessions = newEndedSet(maxEndedSessions)
 
 // Owner is who a session belongs to: the caller the endpoint verified, by
-// provider name and subject. The zero value is nobody (an endpoint
-// without default_auth).
-type Owner struct{ Provider, Subject string }
+// provider name and subject, and the toolset whose path opened it (""
+// for the endpoint itself). The zero value is nobody at the endpoint (an
+// endpoint without default_auth).
+type Owner struct{ Provider, Subject, Toolset string }
 
 // IDs signs and verifies ids: the first key signs, every key verifies (the
 // others are previous keys, kept while a rotation is rolled out).
@@ -139,11 +140,17 @@ func (s *IDs) tag(dst *[sessionTagLen]byte, i int, nonce *sessionNonce, o Owner)
 	m := s.macs[i].Get().(*keyedMAC)
 	m.in = append(append(m.in[:0], sessionIDContext...), nonce[:]...)
 	if o != (Owner{}) {
-		// Length-prefixed, so that no two owners give one input.
+		// Length-prefixed, so that no two owners give one input; the
+		// toolset follows only when there is one, so that the endpoint's
+		// ids are those signed before toolsets existed.
 		m.in = binary.AppendUvarint(m.in, uint64(len(o.Provider)))
 		m.in = append(m.in, o.Provider...)
 		m.in = binary.AppendUvarint(m.in, uint64(len(o.Subject)))
 		m.in = append(m.in, o.Subject...)
+		if o.Toolset != "" {
+			m.in = binary.AppendUvarint(m.in, uint64(len(o.Toolset)))
+			m.in = append(m.in, o.Toolset...)
+		}
 	}
 	m.mac.Reset() // back to the keyed state
 	m.mac.Write(m.in)
