@@ -206,6 +206,20 @@ func TestToolsetGates(t *testing.T) {
 		}
 	}
 
+	// The 401 at a toolset's path points at the toolset's own metadata
+	// document, whose resource is the toolset's URL.
+	own := fmt.Sprintf("127.0.0.1:%d", g.port)
+	h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "X-API-Key": ""}
+	_, hdr, _ := gateExchange(t, g, http.MethodPost, "/mcp/counts", own, "", h, init)
+	metaURL := "http://" + own + "/.well-known/oauth-protected-resource/mcp/counts"
+	if got := hdr.Get("WWW-Authenticate"); !strings.Contains(got, `resource_metadata="`+metaURL+`"`) {
+		t.Errorf("/mcp/counts 401: WWW-Authenticate %q, want resource_metadata %s", got, metaURL)
+	}
+	if status, doc := gateRequest(t, g, http.MethodGet, "/.well-known/oauth-protected-resource/mcp/counts", own, "", nil, ""); status != http.StatusOK ||
+		!strings.Contains(doc, `"resource":"http://`+own+`/mcp/counts"`) {
+		t.Errorf("the toolset's metadata document: %d %s", status, doc)
+	}
+
 	// gated: its own policy (subject other) in place of the endpoint's.
 	if s := post("/mcp/gated", "", nil, init); s != http.StatusForbidden && s != http.StatusUnauthorized {
 		t.Errorf("/mcp/gated: the endpoint's key (subject gate): HTTP %d, want a refusal", s)
@@ -228,11 +242,11 @@ func TestToolsetGates(t *testing.T) {
 	}
 	// Another path under the endpoint's is not the handler's: the site,
 	// which has nothing else, answers it empty.
-	h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-	if _, body := gateRequest(t, g, http.MethodPost, "/mcp/nothing", fmt.Sprintf("127.0.0.1:%d", g.port), "", h, init); body != "" {
+	h = map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+	if _, body := gateRequest(t, g, http.MethodPost, "/mcp/nothing", own, "", h, init); body != "" {
 		t.Errorf("/mcp/nothing reached the endpoint: %.200s", body)
 	}
-	if _, body := gateRequest(t, g, http.MethodPost, "/mcp/counts", fmt.Sprintf("127.0.0.1:%d", g.port), "", h, init); !strings.Contains(body, `"serverInfo"`) {
+	if _, body := gateRequest(t, g, http.MethodPost, "/mcp/counts", own, "", h, init); !strings.Contains(body, `"serverInfo"`) {
 		t.Errorf("/mcp/counts did not answer initialize: %.200s", body)
 	}
 }
