@@ -4,6 +4,7 @@ package caddymodule
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -279,5 +281,70 @@ func TestToolsetFollowsUpstreamChanges(t *testing.T) {
 	}
 	if got := listNames(t, reads); !slices.Equal(got, []string{"up_read_a", "up_read_b"}) {
 		t.Errorf("reads lists %v after the change, want [up_read_a up_read_b]", got)
+	}
+}
+
+// TestToolsetSearchStaysInside: under `discovery search` a toolset's
+// meta-tools search, describe and call its own tools only: a tool of the
+// endpoint outside the toolset is not found, not described and not run
+// through call_tool, even by a caller the endpoint lets run it.
+func TestToolsetSearchStaysInside(t *testing.T) {
+	resetCatalog(t)
+	g := startGateway(t, discoveryCaddyfile(t, `discovery search
+		toolset shop {
+			sources shop
+			tools shop_item1*
+		}`))
+	at := *g
+	at.URL = g.URL + "/shop"
+	ctx := context.Background()
+	alice := at.mcpClient(t, transport.WithHTTPHeaders(map[string]string{"X-API-Key": discoveryAliceKey}))
+	call := func(name string, args map[string]any) (string, error) {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = name, args
+		res, err := alice.CallTool(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		if res.IsError || len(res.Content) != 1 {
+			return "", fmt.Errorf("result %+v", res)
+		}
+		return res.Content[0].(mcp.TextContent).Text, nil
+	}
+	list, err := alice.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil || !slices.Equal(listedNames(list.Tools), []string{"call_tool", "describe_tool", "search_tools"}) {
+		t.Fatalf("the toolset's tools/list in search mode: %v %v", list, err)
+	}
+	text, err := call("search_tools", map[string]any{"query": "restart the payment queue shelf 117 visitors"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f foundTools
+	if err := json.Unmarshal([]byte(text), &f); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range f.names() {
+		if !strings.HasPrefix(name, "shop_item1") {
+			t.Errorf("search_tools at the toolset found %s, outside it", name)
+		}
+	}
+	if !slices.Contains(f.names(), "shop_item117") {
+		t.Errorf("search_tools at the toolset: %v, want shop_item117 among them", f.names())
+	}
+	if _, err := call("describe_tool", map[string]any{"name": "ops_restart"}); err == nil || !strings.Contains(err.Error(), `tool "ops_restart" not found`) {
+		t.Errorf("describe_tool ops_restart at the toolset: %v", err)
+	}
+	if text, err := call("call_tool", map[string]any{"name": "ops_restart"}); err == nil || strings.Contains(text, "restarted") {
+		t.Errorf("call_tool ops_restart at the toolset: %s %v", text, err)
+	}
+	if text, err := call("call_tool", map[string]any{"name": "shop_item117", "arguments": map[string]any{"quantity": 3}}); err != nil || !strings.Contains(text, "item117") {
+		t.Errorf("call_tool shop_item117 at the toolset: %s %v", text, err)
+	}
+	// At the endpoint alice runs ops_restart: the refusal is the toolset's.
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = "call_tool", map[string]any{"name": "ops_restart"}
+	res, err := g.mcpClient(t, transport.WithHTTPHeaders(map[string]string{"X-API-Key": discoveryAliceKey})).CallTool(ctx, req)
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "restarted") {
+		t.Errorf("call_tool ops_restart at the endpoint: %+v %v", res, err)
 	}
 }
