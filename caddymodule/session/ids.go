@@ -14,10 +14,12 @@
 // HMAC-SHA256(key, sessionIDContext || nonce [|| owner]), both base64url
 // without padding, decoded strictly: an id has one spelling. The owner is
 // the caller the endpoint verified (default_auth): its provider and
-// subject, each length-prefixed; without default_auth nothing follows the
-// nonce. Nothing about the session is stored to verify it, so an id stays
-// valid across `caddy reload` and on every gateway node that shares the key
-// (`session_key`); without one, a random key is made once per process.
+// subject, each length-prefixed, then, for a session opened at a
+// toolset's path, the toolset's name, length-prefixed too; at the
+// endpoint without default_auth nothing follows the nonce. Nothing about
+// the session is stored to verify it, so an id stays valid across `caddy
+// reload` and on every gateway node that shares the key (`session_key`);
+// without one, a random key is made once per process.
 package session
 
 import (
