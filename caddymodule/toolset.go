@@ -133,7 +133,9 @@ func (ts *ToolsetConfig) toolsetTools(declared, sourced []*pipeline.Tool) []*pip
 // concurrency limits) and has its own tool registry, MCP server, session
 // ids, auth gate, rate limit and catalog page. The copy's ServeHTTP is the
 // endpoint's own, so every gate applies at a toolset's path as at the
-// endpoint's: one gate, every path.
+// endpoint's: one gate, every path. Caddy never sees a view: the
+// endpoint's Cleanup ends what a view has of its own (its transport),
+// and nothing it shares is released twice.
 func (h *Handler) provisionToolsets(p *provisioning) error {
 	if len(h.Toolsets) == 0 {
 		return nil
