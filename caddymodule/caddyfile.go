@@ -68,6 +68,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		sql_tools <connector> { ... }
 //		after <tool> deny <tool...>
 //		guardrails { store memory|redis <url>; ttl <d> }
+//		toolset <name> { tools <glob...>; sources <name...>; auth ..; rate_limit .. }
 //	}
 //
 // Every error names the file and line (Dispenser.Errf does).
@@ -271,11 +272,18 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := parseGuardrails(d, h); err != nil {
 				return err
 			}
+		case "toolset":
+			if err := h.parseToolset(d); err != nil {
+				return err
+			}
 		default:
 			return d.Errf("unrecognized mcp sub-directive %q", dir)
 		}
 	}
 	if err := h.checkScriptTools(); err != nil {
+		return err
+	}
+	if err := h.checkToolsetSources(); err != nil {
 		return err
 	}
 	if err := h.checkIdentityAtAdapt(); err != nil {
@@ -828,11 +836,16 @@ func parseMCPDirective(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, err
 	if err := m.checkAuthRefs(); err != nil {
 		return nil, err
 	}
-	routes := h.NewRoute(matcherSet, m)
+	paths := endpointPaths(matcherSet) // the endpoint's own, before the toolsets' are added
+	if err := m.toolsetPaths(h, matcherSet); err != nil {
+		return nil, err
+	}
+	// The toolsets' documents first: without a matcher the handler's
+	// route takes every path.
+	routes := append(m.toolsetMetadataRoutes(h), h.NewRoute(matcherSet, m)...)
 	if m.DefaultAuth == nil || matcherSet == nil {
 		return routes, nil // no matcher: the handler sees, and answers, every path
 	}
-	paths := endpointPaths(matcherSet)
 	if len(paths) == 0 {
 		return routes, nil
 	}
@@ -844,6 +857,66 @@ func parseMCPDirective(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, err
 	meta.ResourcePaths = paths
 	matchWellKnown := caddy.ModuleMap{"path": caddyconfig.JSON(caddyhttp.MatchPath(wellKnown), nil)}
 	return append(routes, h.NewRoute(matchWellKnown, meta)...), nil
+}
+
+// toolsetPaths gives each toolset its paths, `<endpoint path>/<name>`
+// for each path of the directive's matcher (`/<name>` without one), and
+// adds them to the matcher as exact paths: `mcp /mcp` matches /mcp alone,
+// and widening it to /mcp* would take every path under it from the rest of
+// the site. A matcher that is not a plain path has no path to put a
+// toolset under, and is refused.
+func (m *Handler) toolsetPaths(h httpcaddyfile.Helper, matcherSet caddy.ModuleMap) error {
+	if len(m.Toolsets) == 0 {
+		return nil
+	}
+	bases := []string{""}
+	if matcherSet != nil {
+		if bases = endpointPaths(matcherSet); len(bases) == 0 {
+			return h.Errf("toolset %q: the mcp directive's matcher must be a path (mcp /mcp { ... }) or none, to serve a toolset under it", m.Toolsets[0].Name)
+		}
+	}
+	var added []string
+	for i := range m.Toolsets {
+		ts := &m.Toolsets[i]
+		ts.Paths = nil
+		for _, b := range bases {
+			ts.Paths = append(ts.Paths, b+"/"+ts.Name)
+		}
+		added = append(added, ts.Paths...)
+	}
+	if matcherSet == nil {
+		return nil
+	}
+	var paths []string
+	_ = json.Unmarshal(matcherSet["path"], &paths) // endpointPaths read it
+	matcherSet["path"] = caddyconfig.JSON(append(paths, added...), nil)
+	return nil
+}
+
+// toolsetMetadataRoutes serve the protected resource metadata (RFC 9728)
+// of each toolset with auth, its own or the endpoint's default_auth, at
+// the path-suffixed well-known path of each of its paths: the document
+// names the toolset's provider's authorization servers.
+func (m *Handler) toolsetMetadataRoutes(h httpcaddyfile.Helper) []httpcaddyfile.ConfigValue {
+	var routes []httpcaddyfile.ConfigValue
+	for i := range m.Toolsets {
+		ts := &m.Toolsets[i]
+		def := toolsetDefault(ts, m.DefaultAuth)
+		if def == nil {
+			continue
+		}
+		view := *m
+		view.DefaultAuth = def
+		meta := view.resourceMetadata(m.adaptServers[def.Use])
+		meta.ResourcePaths = ts.Paths
+		var wellKnown []string
+		for _, p := range ts.Paths {
+			wellKnown = append(wellKnown, wellKnownPrefix+p)
+		}
+		match := caddy.ModuleMap{"path": caddyconfig.JSON(caddyhttp.MatchPath(wellKnown), nil)}
+		routes = append(routes, h.NewRoute(match, meta)...)
+	}
+	return routes
 }
 
 // endpointPaths are the literal paths of a path matcher (`/mcp`, or `/mcp*`
@@ -990,6 +1063,97 @@ func (h *Handler) checkAuthRefs() error {
 	for _, s := range h.SQLTools {
 		if err := check(s.Auth, "sql_tools "+s.Connector); err != nil {
 			return err
+		}
+	}
+	for _, ts := range h.Toolsets {
+		if err := check(ts.Auth, fmt.Sprintf("toolset %q", ts.Name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseToolset reads
+//
+//	toolset <name> {
+//		tools <glob...>
+//		sources <source...>
+//		auth <provider> { scope ..; claim ..; subject .. }
+//		rate_limit <n> per <duration> [by subject|ip|tool]
+//	}
+//
+// Its paths are set by the mcp directive (toolsetPaths).
+func (h *Handler) parseToolset(d *caddyfile.Dispenser) error {
+	var ts ToolsetConfig
+	if !d.AllArgs(&ts.Name) {
+		return d.Errf("usage: toolset <name> { tools <glob...>; sources <source...>; auth ..; rate_limit .. }")
+	}
+	ts.pos = fmt.Sprintf("%s:%d", d.File(), d.Line())
+	if !toolsetName.MatchString(ts.Name) {
+		return d.Errf("toolset %q: a name is 1 to 64 of a-z A-Z 0-9 _ - (it is a path segment)", ts.Name)
+	}
+	for _, other := range h.Toolsets {
+		if other.Name == ts.Name {
+			return d.Errf("toolset %q declared twice", ts.Name)
+		}
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch sub := d.Val(); sub {
+		case "tools", "sources":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return d.Errf("toolset %q: %s needs at least one name", ts.Name, sub)
+			}
+			if sub == "sources" {
+				ts.Sources = append(ts.Sources, args...)
+				continue
+			}
+			for _, p := range args {
+				if _, err := path.Match(p, ""); err != nil {
+					return d.Errf("toolset %q: tools: bad pattern %q", ts.Name, p)
+				}
+			}
+			ts.Tools = append(ts.Tools, args...)
+		case "auth":
+			if ts.Auth != nil {
+				return d.Errf("toolset %q: auth declared twice", ts.Name)
+			}
+			ts.Auth = new(AuthPolicyConfig)
+			if err := parsePolicy(d, ts.Auth, nil); err != nil {
+				return err
+			}
+		case "rate_limit":
+			if ts.RateLimit != nil {
+				return d.Errf("toolset %q: rate_limit declared twice", ts.Name)
+			}
+			c, err := parseRateLimit(d)
+			if err != nil {
+				return err
+			}
+			ts.RateLimit = c
+		default:
+			return d.Errf("toolset %q: unrecognized setting %q (want tools, sources, auth, rate_limit)", ts.Name, sub)
+		}
+	}
+	if len(ts.Tools) == 0 && len(ts.Sources) == 0 {
+		return fmt.Errorf("toolset %q: selects nothing (give tools <glob...> or sources <source...>), at %s", ts.Name, ts.pos)
+	}
+	h.Toolsets = append(h.Toolsets, ts)
+	return nil
+}
+
+// checkToolsetSources finds, once the whole mcp block is read, toolsets
+// naming a source the block does not declare.
+func (h *Handler) checkToolsetSources() error {
+	declared := map[string]bool{}
+	for _, s := range h.Sources {
+		declared[s.Name] = true
+	}
+	for _, ts := range h.Toolsets {
+		for _, s := range ts.Sources {
+			if !declared[s] {
+				return fmt.Errorf("toolset %q: sources: no source %q in this mcp block, at %s", ts.Name, s, ts.pos)
+			}
 		}
 	}
 	return nil

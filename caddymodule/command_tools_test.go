@@ -158,7 +158,8 @@ func TestMCPToolsIdentity(t *testing.T) {
 // `caddy mcp tools` says who shares an MCP source's upstream state: a
 // stdio source's one child serves every caller; an HTTP source behind
 // default_auth keeps a session per caller unless it says session shared
-// (docs/sources.md, MCP servers).
+// (docs/sources.md, MCP servers). A toolset is listed with its path, what
+// it selects and its own auth and rate limit.
 func TestMCPToolsSourceState(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "Caddyfile")
 	writeFile(t, file, `localhost {
@@ -172,6 +173,12 @@ func TestMCPToolsSourceState(t *testing.T) {
 		source all mcp https://mcp.example.com/mcp {
 			session shared
 		}
+		toolset docs {
+			sources files
+			tools files_read_*
+			auth keys
+			rate_limit 10 per 1m by ip
+		}
 	}
 }`)
 	out, errOut, err := runMCPCommand(t, "tools", "--config", file, "--adapter", "caddyfile")
@@ -182,6 +189,7 @@ func TestMCPToolsSourceState(t *testing.T) {
 		"source files mcp: state shared by every caller: one child process serves them all",
 		"source mine mcp: state one upstream session per caller",
 		"source all mcp: state shared by every caller: one upstream session serves them all",
+		"toolset docs at /mcp/docs: sources files; tools files_read_*; auth keys; rate_limit 10 per 1m0s by ip",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -18,7 +18,8 @@ const gateTestKey = "gate-test-key-0123456789abcdef"
 
 // gateCaddyfile is a catch-all site (SITE: any Host reaches it) with
 // default_auth, so that every path the handlers serve exists: the endpoint,
-// the catalog and the protected resource metadata route.
+// the catalog, the protected resource metadata route and a toolset's path
+// with its own metadata route.
 func gateCaddyfile(t *testing.T) string {
 	seed, _ := filepath.Abs("../examples/data/demo.sql")
 	return fmt.Sprintf(`SITE {
@@ -37,6 +38,9 @@ func gateCaddyfile(t *testing.T) string {
 			description "Counts customers"
 			use lite
 			statement "SELECT count(*) AS n FROM customers"
+		}
+		toolset counts {
+			tools gate-*
 		}
 	}
 }`, filepath.Join(t.TempDir(), "gate.db"), seed)
@@ -97,6 +101,11 @@ func TestGateRefusesForeignHostOnEveryPath(t *testing.T) {
 		t.Fatalf("initialize from the endpoint's own host: %d, session %q", status, hdr.Get("Mcp-Session-Id"))
 	}
 	session := map[string]string{"Mcp-Session-Id": hdr.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-06-18"}
+	status, hdr, _ = gateExchange(t, g, "POST", "/mcp/counts", own, "", json, initializeBody)
+	if status != http.StatusOK || hdr.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("initialize at the toolset's path from the endpoint's own host: %d, session %q", status, hdr.Get("Mcp-Session-Id"))
+	}
+	toolset := map[string]string{"Mcp-Session-Id": hdr.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-06-18"}
 	with := func(hs ...map[string]string) map[string]string {
 		out := map[string]string{}
 		for _, h := range hs {
@@ -123,6 +132,11 @@ func TestGateRefusesForeignHostOnEveryPath(t *testing.T) {
 		{"catalog page", "GET", "/mcp", map[string]string{"Accept": "text/html"}, ""},
 		{"catalog script", "GET", "/mcp?" + catalog.ScriptQuery, nil, ""},
 		{"metadata document", "GET", "/.well-known/oauth-protected-resource/mcp", nil, ""},
+		{"toolset: direct tools/call", "POST", "/mcp/counts", with(json, toolset), call},
+		{"toolset: initialize", "POST", "/mcp/counts", json, initializeBody},
+		{"toolset: GET stream", "GET", "/mcp/counts", with(toolset, map[string]string{"Accept": "text/event-stream"}), ""},
+		{"toolset: catalog page", "GET", "/mcp/counts", map[string]string{"Accept": "text/html"}, ""},
+		{"toolset: metadata document", "GET", "/.well-known/oauth-protected-resource/mcp/counts", nil, ""},
 	}
 	foreign := []struct {
 		name, host, origin, reason string
@@ -161,7 +175,7 @@ func TestGateRefusesForeignHostOnEveryPath(t *testing.T) {
 		if status == http.StatusForbidden {
 			t.Errorf("%s from the endpoint's own host: 403 %q", req.name, body)
 		}
-		if req.name == "direct tools/call" && !strings.Contains(body, `\"n\":`) {
+		if strings.HasSuffix(req.name, "direct tools/call") && !strings.Contains(body, `\"n\":`) {
 			t.Errorf("direct tools/call from the endpoint's own host: %d %q", status, body)
 		}
 	}

@@ -21,7 +21,7 @@ var (
 	knownHandlerKeys = map[string]bool{"handler": true, "name": true, "version": true, "error_mode": true,
 		"connectors": true, "tools": true, "catalog_off": true, "max_body_size": true,
 		"session_idle_timeout": true, "allowed_origins": true, "resources": true, "prompts": true,
-		"sql_tools": true}
+		"sql_tools": true, "toolsets": true}
 	knownToolKeys = map[string]bool{"name": true, "title": true, "description": true, "use": true,
 		"statement": true, "inputs": true, "annotations": true, "cache": true, "auth": true, "approval": true}
 )
@@ -77,6 +77,16 @@ func endpointOf(raw json.RawMessage) (cli.Endpoint, error) {
 	}
 	e.Resources, e.Prompts = resourcePromptListings(h, connTypes)
 	e.Sources = sourceListings(h)
+	for _, ts := range h.Toolsets {
+		tl := cli.Toolset{Name: ts.Name, Paths: ts.Paths, Tools: ts.Tools, Sources: ts.Sources, Auth: authSummary(ts.Auth)}
+		if r := ts.RateLimit; r != nil {
+			tl.RateLimit = fmt.Sprintf("%d per %s", r.N, time.Duration(r.Period))
+			if r.By != "" {
+				tl.RateLimit += " by " + r.By
+			}
+		}
+		e.Toolsets = append(e.Toolsets, tl)
+	}
 	return e, nil
 }
 

@@ -112,6 +112,9 @@ type Handler struct {
 	// in its ToolConfig).
 	After      []AfterConfig     `json:"after,omitempty"`
 	Guardrails *GuardrailsConfig `json:"guardrails,omitempty"`
+	// Toolsets are curated views over the tools, each at its own path
+	// (ToolsetConfig).
+	Toolsets []ToolsetConfig `json:"toolsets,omitempty"`
 
 	authConfig // auth providers, default_auth (run by access.Endpoint)
 
@@ -148,6 +151,10 @@ type Handler struct {
 	resources *resources.Set // the declared resources
 	prompts   *prompts.Set   // the declared prompts
 	upstreams *upstreams.Set // the sources' resources and prompts, and subscriptions
+
+	toolset  *ToolsetConfig      // the toolset this handler is the view of; nil: the endpoint
+	views    map[string]*Handler // the toolsets' views, by request path (provisionToolsets)
+	viewList []*Handler          // the same, in declaration order
 }
 
 // CaddyModule returns the Caddy module information.
@@ -210,13 +217,11 @@ func (h *Handler) provisionSessionKeys(repl *caddy.Replacer) error {
 // after the next config is provisioned (pools whose settings did not change
 // survive) and also after a failed Provision.
 func (h *Handler) Cleanup() error {
-	if h.streamable != nil {
-		// Stops the idle-session sweeper and ends this config's GET streams;
-		// clients reconnect to the new config with the same session id.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = h.streamable.Shutdown(ctx)
-		cancel()
+	for _, v := range h.viewList {
+		v.shutdownTransport() // the toolsets' own MCP servers; all else is shared
+		v.upstreams.Close()
 	}
+	h.shutdownTransport()
 	h.upstreams.Close()
 	h.cleanupCache()
 	h.cleanupTasks()
@@ -226,6 +231,17 @@ func (h *Handler) Cleanup() error {
 	}
 	h.poolKeys = nil
 	return nil
+}
+
+// shutdownTransport stops the transport of the handler's MCP server.
+func (h *Handler) shutdownTransport() {
+	if h.streamable != nil {
+		// Stops the idle-session sweeper and ends this config's GET streams;
+		// clients reconnect to the new config with the same session id.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = h.streamable.Shutdown(ctx)
+		cancel()
+	}
 }
 
 // Interface guards.

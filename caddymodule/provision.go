@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
 	"github.com/edgemcp/edgemcp/caddymodule/session"
@@ -44,6 +45,8 @@ func (h *Handler) provision(ctx caddy.Context) error {
 		h.provisionGuardrails,
 		h.provisionRegistry,
 		h.provisionServer,
+		h.provisionToolsets,
+		h.provisionSessionLimit,
 	} {
 		if err := step(p); err != nil {
 			return err
@@ -231,13 +234,31 @@ func (h *Handler) provisionServer(p *provisioning) error {
 	h.catalog = h.newCatalog()
 	h.mcp, h.streamable = h.newMCPServer(p.ctx)
 	h.upstreams.StartSubscriptions(h.sessionIdleTimeout())
-	if h.MaxSessions > 0 {
-		streamable, ups := h.streamable, h.upstreams
-		h.sessions = session.NewLimit(h.MaxSessions, h.sessionIdleTimeout(), func(id string) {
-			session.End(streamable, id)
-			ups.EndSession(id)
-		})
-	}
 	sourcetools.Watch(h.sources, h.swapTools)
+	return nil
+}
+
+// provisionSessionLimit bounds the sessions (max_sessions): one budget
+// for the endpoint and its toolsets, whose views share it. A session
+// ended for room is ended in every MCP server; only the one it was
+// opened in has it.
+func (h *Handler) provisionSessionLimit(*provisioning) error {
+	if h.MaxSessions <= 0 {
+		return nil
+	}
+	streamables := []*server.StreamableHTTPServer{h.streamable}
+	for _, v := range h.viewList {
+		streamables = append(streamables, v.streamable)
+	}
+	ups := h.upstreams
+	h.sessions = session.NewLimit(h.MaxSessions, h.sessionIdleTimeout(), func(id string) {
+		for _, s := range streamables {
+			session.End(s, id)
+		}
+		ups.EndSession(id)
+	})
+	for _, v := range h.viewList {
+		v.sessions = h.sessions
+	}
 	return nil
 }

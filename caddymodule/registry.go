@@ -123,6 +123,7 @@ func (h *Handler) swapTools() {
 	r.held = held
 	h.setTools(r)
 	h.mcp.SetTools(h.serverTools(r)...)
+	h.swapToolsets(sourced)
 	h.upstreams.Refresh() // the sources' resources and prompts
 	h.logger.Info("tools updated", zap.Int("tools", len(r.engine.Tools())))
 }

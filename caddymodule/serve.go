@@ -11,8 +11,13 @@ import (
 
 // ServeHTTP serves the MCP endpoint; it never calls next. It is a chain of
 // guards, each of which may answer the request itself; what passes them
-// all is answered by the fast path or relayed to mcp-go.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+// all is answered by the fast path or relayed to mcp-go. A request at a
+// toolset's path is served by the toolset's view (provisionToolsets),
+// through this same chain.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if v := h.toolsetView(r); v != nil {
+		return v.ServeHTTP(w, r, next) // a view has no views: this recurses once
+	}
 	if !h.admit(w, r) {
 		return nil // Host or Origin refused: 403 (HostGate)
 	}
@@ -26,9 +31,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 	if r = h.endpointAuth.Authenticate(w, r); r == nil {
 		return nil // refused by default_auth (401), or the protected resource metadata was served
 	}
-	if err := h.allowEndpoint(w, r); err != nil {
-		return h.refused(w, err) // over the endpoint's rate limit: 429
+	if err := h.allowRequest(w, r); err != nil {
+		return h.refused(w, err) // over the endpoint's (or the toolset's) rate limit: 429
 	}
+	h.countToolset() // edgemcp_toolset_requests_total, at a toolset's path
 	if h.catalog.Serve(w, r, false) {
 		return nil // a browser's GET: the HTML tool catalog
 	}

@@ -42,3 +42,38 @@ func TestMaxSessionsEvictsOldestIdle(t *testing.T) {
 		t.Fatalf("s1 after the fourth session: HTTP %d, want 404", st)
 	}
 }
+
+// TestMaxSessionsSharedWithToolsets: max_sessions is one budget for the
+// endpoint and its toolsets: a session opened at a toolset's path evicts
+// the oldest idle one at the endpoint, and the toolset's own session is
+// ended when it is the oldest.
+func TestMaxSessionsSharedWithToolsets(t *testing.T) {
+	g := startGateway(t, `SITE {
+	mcp /mcp {
+		max_sessions 2
+		toolset hi {
+			tools greet-*
+		}
+	}
+}`)
+	ping := func(s *rawSession) int {
+		t.Helper()
+		resp, _ := s.post(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		return resp.Status
+	}
+	const v = "2025-11-25"
+	at := *g
+	at.URL = g.URL + "/hi"
+	e1, e2 := g.rawSession(t, v), g.rawSession(t, v)
+	t1 := at.rawSession(t, v) // the third: e1, the oldest idle, goes
+	if st := ping(e1); st != 404 {
+		t.Fatalf("the endpoint's oldest session after a toolset's: HTTP %d, want 404", st)
+	}
+	if st := ping(e2); st != 200 {
+		t.Fatalf("e2: HTTP %d", st)
+	}
+	g.rawSession(t, v) // t1 is the oldest idle now
+	if st := ping(t1); st != 404 {
+		t.Fatalf("the toolset's session, the oldest: HTTP %d, want 404", st)
+	}
+}

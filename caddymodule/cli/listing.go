@@ -20,6 +20,20 @@ type Endpoint struct {
 	Prompts   []Prompt   `json:"prompts,omitempty"`
 	// Sources, with who shares their upstream's state.
 	Sources []Source `json:"sources,omitempty"`
+	// Toolsets, each a curated endpoint at its own paths over these tools.
+	Toolsets []Toolset `json:"toolsets,omitempty"`
+}
+
+// Toolset is a toolset as the operator wrote it: what it selects, and
+// the auth and rate limit it has in place of the endpoint's ("" for the
+// endpoint's own).
+type Toolset struct {
+	Name      string   `json:"name"`
+	Paths     []string `json:"paths"`
+	Tools     []string `json:"tools,omitempty"`
+	Sources   []string `json:"sources,omitempty"`
+	Auth      string   `json:"auth,omitempty"`
+	RateLimit string   `json:"rate_limit,omitempty"`
 }
 
 // Source is a source by name and type; State says who shares the

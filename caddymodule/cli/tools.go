@@ -193,7 +193,29 @@ func writeEndpoints(out io.Writer, endpoints []Endpoint) {
 			}
 			fmt.Fprintf(out, "  source %s %s%s\n", s.Name, s.Type, state)
 		}
+		for _, ts := range e.Toolsets {
+			writeToolset(out, ts)
+		}
 	}
+}
+
+// writeToolset prints a toolset on one line: its paths, then what it
+// selects and what it has of its own.
+func writeToolset(out io.Writer, ts Toolset) {
+	var parts []string
+	if len(ts.Sources) > 0 {
+		parts = append(parts, "sources "+strings.Join(ts.Sources, " "))
+	}
+	if len(ts.Tools) > 0 {
+		parts = append(parts, "tools "+strings.Join(ts.Tools, " "))
+	}
+	if ts.Auth != "" {
+		parts = append(parts, "auth "+ts.Auth)
+	}
+	if ts.RateLimit != "" {
+		parts = append(parts, "rate_limit "+ts.RateLimit)
+	}
+	fmt.Fprintf(out, "  toolset %s at %s: %s\n", ts.Name, strings.Join(ts.Paths, " "), strings.Join(parts, "; "))
 }
 
 func connectorFlags(c Connector) string {

@@ -42,12 +42,25 @@ func New(store ratelimit.Store) *Limiter { return &Limiter{store: store} }
 // none verified); for a refused request it sets Retry-After and returns
 // the 429 to answer (a caddyhttp.HandlerError).
 func (l *Limiter) Endpoint(w http.ResponseWriter, r *http.Request, rule Rule, id *pipeline.Identity) error {
-	key := key("endpoint", rule, "", id, clientIP(r))
+	return l.request(w, r, "endpoint", "endpoint", rule, id)
+}
+
+// Toolset is Endpoint for the requests at the toolset name's path, on
+// counters of the toolset's own: a toolset's limit and the endpoint's do
+// not share a budget.
+func (l *Limiter) Toolset(w http.ResponseWriter, r *http.Request, name string, rule Rule, id *pipeline.Identity) error {
+	return l.request(w, r, "toolset\x00"+name, "toolset", rule, id)
+}
+
+// request counts r on the counters of scope; label is the scope of
+// edgemcp_rate_limited_total.
+func (l *Limiter) request(w http.ResponseWriter, r *http.Request, scope, label string, rule Rule, id *pipeline.Identity) error {
+	key := key(scope, rule, "", id, clientIP(r))
 	ok, retry, _ := l.store.Allow(r.Context(), key, rule.limit())
 	if ok {
 		return nil
 	}
-	telemetry.RateLimited.WithLabelValues("endpoint", "").Inc()
+	telemetry.RateLimited.WithLabelValues(label, "").Inc()
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
 	return caddyhttp.Error(http.StatusTooManyRequests, fmt.Errorf("rate limited: retry in %s", roundUp(retry)))
 }

@@ -14,10 +14,12 @@
 // HMAC-SHA256(key, sessionIDContext || nonce [|| owner]), both base64url
 // without padding, decoded strictly: an id has one spelling. The owner is
 // the caller the endpoint verified (default_auth): its provider and
-// subject, each length-prefixed; without default_auth nothing follows the
-// nonce. Nothing about the session is stored to verify it, so an id stays
-// valid across `caddy reload` and on every gateway node that shares the key
-// (`session_key`); without one, a random key is made once per process.
+// subject, each length-prefixed, then, for a session opened at a
+// toolset's path, the toolset's name, length-prefixed too; at the
+// endpoint without default_auth nothing follows the nonce. Nothing about
+// the session is stored to verify it, so an id stays valid across `caddy
+// reload` and on every gateway node that shares the key (`session_key`);
+// without one, a random key is made once per process.
 package session
 
 import (
@@ -72,9 +74,10 @@ var processSessionKey = sync.OnceValue(func() []byte {
 var endedSessions = newEndedSet(maxEndedSessions)
 
 // Owner is who a session belongs to: the caller the endpoint verified, by
-// provider name and subject. The zero value is nobody (an endpoint
-// without default_auth).
-type Owner struct{ Provider, Subject string }
+// provider name and subject, and the toolset whose path opened it (""
+// for the endpoint itself). The zero value is nobody at the endpoint (an
+// endpoint without default_auth).
+type Owner struct{ Provider, Subject, Toolset string }
 
 // IDs signs and verifies ids: the first key signs, every key verifies (the
 // others are previous keys, kept while a rotation is rolled out).
@@ -139,11 +142,17 @@ func (s *IDs) tag(dst *[sessionTagLen]byte, i int, nonce *sessionNonce, o Owner)
 	m := s.macs[i].Get().(*keyedMAC)
 	m.in = append(append(m.in[:0], sessionIDContext...), nonce[:]...)
 	if o != (Owner{}) {
-		// Length-prefixed, so that no two owners give one input.
+		// Length-prefixed, so that no two owners give one input; the
+		// toolset follows only when there is one, so that the endpoint's
+		// ids are those signed before toolsets existed.
 		m.in = binary.AppendUvarint(m.in, uint64(len(o.Provider)))
 		m.in = append(m.in, o.Provider...)
 		m.in = binary.AppendUvarint(m.in, uint64(len(o.Subject)))
 		m.in = append(m.in, o.Subject...)
+		if o.Toolset != "" {
+			m.in = binary.AppendUvarint(m.in, uint64(len(o.Toolset)))
+			m.in = append(m.in, o.Toolset...)
+		}
 	}
 	m.mac.Reset() // back to the keyed state
 	m.mac.Write(m.in)

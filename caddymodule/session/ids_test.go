@@ -104,12 +104,13 @@ func FuzzSessionIDCanonical(f *testing.F) {
 // for it, the answer to an id never issued.
 func TestSessionIDsBoundToOwner(t *testing.T) {
 	ids := &IDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
-	alice := Owner{"sso", "alice"}
+	alice := Owner{Provider: "sso", Subject: "alice"}
 	id := ids.Generate(alice)
 	if _, err := ids.check(id, alice).Validate(id); err != nil {
 		t.Fatalf("alice's own id: %v", err)
 	}
-	for _, other := range []Owner{{"sso", "bob"}, {"keys", "alice"}, anyone, {"sso", "alic"}, {"ssoa", "lice"}, {"sso", "alice\x00"}} {
+	for _, other := range []Owner{{"sso", "bob", ""}, {"keys", "alice", ""}, anyone, {"sso", "alic", ""}, {"ssoa", "lice", ""}, {"sso", "alice\x00", ""},
+		{"sso", "alice", "triage"}, {"", "", "triage"}} {
 		c := ids.check(id, other)
 		if _, err := c.Validate(id); err != errBadSessionID {
 			t.Errorf("%+v validates alice's id: %v", other, err)
@@ -125,6 +126,18 @@ func TestSessionIDsBoundToOwner(t *testing.T) {
 	if _, err := ids.check(unowned, alice).Validate(unowned); err != errBadSessionID {
 		t.Errorf("alice validates an unowned id: %v", err)
 	}
+	// A toolset's session, without a verified caller, is the toolset's
+	// alone: neither the endpoint nor another toolset takes it.
+	docs := Owner{Toolset: "docs"}
+	tid := ids.Generate(docs)
+	for _, other := range []Owner{anyone, {Toolset: "triage"}, {Toolset: "doc"}, {Provider: "docs"}} {
+		if _, err := ids.check(tid, other).Validate(tid); err != errBadSessionID {
+			t.Errorf("%+v validates the docs toolset's id: %v", other, err)
+		}
+	}
+	if _, err := ids.check(tid, docs).Validate(tid); err != nil {
+		t.Errorf("the docs toolset's own id: %v", err)
+	}
 }
 
 // Rotation: the new key signs, the previous one still verifies; ids of a key
@@ -133,7 +146,7 @@ func TestSessionIDsRotation(t *testing.T) {
 	old := &IDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
 	rotated := &IDs{keys: [][]byte{testKey('b'), testKey('a')}, ended: newEndedSet(10)}
 	after := &IDs{keys: [][]byte{testKey('b')}, ended: newEndedSet(10)}
-	alice := Owner{"sso", "alice"}
+	alice := Owner{Provider: "sso", Subject: "alice"}
 	oldID, newID := old.Generate(alice), rotated.Generate(alice)
 	valid := func(ids *IDs, id string) bool { return ids.check(id, alice).valid }
 	if !valid(rotated, oldID) {
@@ -195,7 +208,7 @@ func TestEndedSetIsBounded(t *testing.T) {
 // carries a session id: the verdict for its (verified) caller.
 func BenchmarkSessionIDValidate(b *testing.B) {
 	ids := &IDs{keys: [][]byte{testKey('a')}, ended: newEndedSet(10)}
-	alice := Owner{"sso", "alice@example.com"}
+	alice := Owner{Provider: "sso", Subject: "alice@example.com"}
 	id := ids.Generate(alice)
 	for b.Loop() {
 		if !ids.check(id, alice).Live() {
@@ -225,7 +238,7 @@ func TestSessionTagPooledMACs(t *testing.T) {
 			for n := range 200 {
 				var nonce sessionNonce
 				copy(nonce[:], fmt.Sprintf("nonce %02d %04d...", g, n))
-				o := []Owner{anyone, {"sso", fmt.Sprint("user", n)}}[n%2]
+				o := []Owner{anyone, {"sso", fmt.Sprint("user", n), ""}}[n%2]
 				for i, k := range ids.keys {
 					var got [sessionTagLen]byte
 					if ids.tag(&got, i, &nonce, o); !bytes.Equal(got[:], want(k, nonce, o)) {

@@ -71,8 +71,12 @@ var (
 	}, []string{"type"})
 	RateLimited = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: metricsNamespace, Name: "rate_limited_total",
-		Help: "Calls refused by a rate limit (scope endpoint or tool) or a concurrency limit (scope concurrency), by tool (\"\" for the endpoint).",
+		Help: "Calls refused by a rate limit (scope endpoint, toolset or tool) or a concurrency limit (scope concurrency), by tool (\"\" for the endpoint and a toolset).",
 	}, []string{"scope", "tool"})
+	ToolsetRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: metricsNamespace, Name: "toolset_requests_total",
+		Help: "Requests at a toolset's path that passed its gates (Host/Origin, auth, rate limit), by toolset.",
+	}, []string{"toolset"})
 	RateLimitFallbacks = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: metricsNamespace, Name: "rate_limit_fallbacks_total",
 		Help: "Rate limit checks answered by the node's own counters because the shared Redis failed.",
@@ -84,7 +88,7 @@ func Register(reg *prometheus.Registry) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range []prometheus.Collector{CallsTotal, callDuration, stageDuration, CacheRequests, GateRefusals, DirectCalls, DirectLists, OutboundDuration, PoolsOpened, RateLimited, RateLimitFallbacks, statsCollector{}, tasksCollector{}} {
+	for _, c := range []prometheus.Collector{CallsTotal, callDuration, stageDuration, CacheRequests, GateRefusals, DirectCalls, DirectLists, OutboundDuration, PoolsOpened, RateLimited, ToolsetRequests, RateLimitFallbacks, statsCollector{}, tasksCollector{}} {
 		if err := reg.Register(c); err != nil {
 			var already prometheus.AlreadyRegisteredError
 			if errors.As(err, &already) {
