@@ -360,14 +360,7 @@ func splitConnectorBlock(seg caddyfile.Segment, name, typ string) (own, driver *
 			}
 		}
 		both := depth == 0 || (depth == 1 && tok.Text == "}" && !tok.Quoted())
-		if !tok.Quoted() {
-			switch tok.Text {
-			case "{":
-				depth++
-			case "}":
-				depth--
-			}
-		}
+		depth += braceStep(tok)
 		if both || toMine {
 			mine = append(mine, tok)
 		}
@@ -791,14 +784,7 @@ func takeSourceLines(seg caddyfile.Segment, source string) (rest caddyfile.Segme
 			i = end - 1
 			continue
 		}
-		if !t.Quoted() {
-			switch t.Text {
-			case "{":
-				nesting++
-			case "}":
-				nesting--
-			}
-		}
+		nesting += braceStep(t)
 		rest = append(rest, t)
 	}
 	return rest, policy, task, nil
@@ -2089,14 +2075,7 @@ func takeSourceGovernance(seg caddyfile.Segment, source string) (caddyfile.Segme
 			i = end - 1
 			continue
 		}
-		if !t.Quoted() {
-			switch t.Text {
-			case "{":
-				nesting++
-			case "}":
-				nesting--
-			}
-		}
+		nesting += braceStep(t)
 		rest = append(rest, t)
 	}
 	if allowNew != nil {
@@ -2126,16 +2105,24 @@ func lineEnd(seg caddyfile.Segment, i int) int {
 		return end
 	}
 	for depth := 1; end < len(seg) && depth > 0; end++ {
-		if t := seg[end]; !t.Quoted() {
-			switch t.Text {
-			case "{":
-				depth++
-			case "}":
-				depth--
-			}
-		}
+		depth += braceStep(seg[end])
 	}
 	return end
+}
+
+// braceStep is how a token changes a segment's block depth: +1 for an
+// unquoted "{", -1 for an unquoted "}", else 0.
+func braceStep(t caddyfile.Token) int {
+	if t.Quoted() {
+		return 0
+	}
+	switch t.Text {
+	case "{":
+		return 1
+	case "}":
+		return -1
+	}
+	return 0
 }
 
 // unmarshalOverrides hands the override lines to the guest module
