@@ -34,6 +34,7 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 	fastpath.ReadCacheHints(hooks) // a read's ttlMs and cacheScope: the result cache's, an upstream's
 	if h.taskRunner != nil {
 		fastpath.TaskHooks(hooks, h.runsTasks) // the tasks capability of each protocol version
+		fastpath.TaskListHook(hooks, func() bool { return len(h.taskListing()) > 0 })
 	}
 	opts = append(opts, server.WithHooks(hooks))
 	srv := server.NewMCPServer(h.ServerName, h.ServerVersion, opts...)
