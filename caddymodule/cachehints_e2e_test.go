@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -248,5 +250,44 @@ func cacheHintsFromUpstream(t *testing.T, url string, keyed bool) {
 		if err != nil || hints(res.CacheableResult) != "5000 private" {
 			t.Errorf("2025-11-25: %v %v, want the server's text", res, err)
 		}
+	}
+}
+
+// TestCacheHintsTypeScriptClient: the TypeScript SDK client 2.x, which
+// speaks 2026-07-28 and honours the hints, reads the same hints and keeps
+// a cached resource's contents for its ttlMs (its second read is served
+// from its own cache), while it reads a resource without a cache line
+// again (ttlMs 0: the handler ran twice).
+func TestCacheHintsTypeScriptClient(t *testing.T) {
+	dir := nodeDir(t)
+	g := startGateway(t, cacheHintsCaddyfile(t, false))
+	cmd := exec.Command(node22(t, dir), filepath.Join(dir, "cache-hints-client.mjs"), g.URL, "notes://cached", "notes://live")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var seen struct {
+		Reads map[string]struct {
+			TTLMs         float64 `json:"ttlMs"`
+			CacheScope    string  `json:"cacheScope"`
+			First, Second string
+		} `json:"reads"`
+		Tools struct {
+			TTLMs      *float64 `json:"ttlMs"`
+			CacheScope string   `json:"cacheScope"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(out, &seen); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	cached, live := seen.Reads["notes://cached"], seen.Reads["notes://live"]
+	if cached.TTLMs <= 55000 || cached.CacheScope != "public" || cached.First != cached.Second {
+		t.Errorf("cached resource: %+v", cached)
+	}
+	if live.TTLMs != 0 || live.CacheScope != "public" || live.First == live.Second {
+		t.Errorf("resource without a cache line: %+v, want read twice", live)
+	}
+	if seen.Tools.TTLMs == nil || *seen.Tools.TTLMs != 0 || seen.Tools.CacheScope != "public" {
+		t.Errorf("tools/list: %s", out)
 	}
 }
