@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -26,13 +25,7 @@ func cacheHintsCaddyfile(t *testing.T, keyed bool) string {
 	writeFile(t, dir+"/note.js", "let n = 0\nexport default function () { n++; return 'note ' + n }")
 	auth := ""
 	if keyed {
-		t.Setenv("EDGEMCP_HINTS_KEY", "hints-key-5c1e9a7b3d")
-		auth = `auth keys api_key {
-			key {env.EDGEMCP_HINTS_KEY} {
-				subject alice
-			}
-		}
-		default_auth keys`
+		auth = hintsAuth(t)
 	}
 	return fmt.Sprintf(`SITE {
 	mcp /mcp {
@@ -57,6 +50,18 @@ func cacheHintsCaddyfile(t *testing.T, keyed bool) string {
 		}
 	}
 }`, auth, dir, dir, dir, dir)
+}
+
+// hintsAuth is an API key provider as default_auth, its key
+// "hints-key-5c1e9a7b3d" for alice.
+func hintsAuth(t *testing.T) string {
+	t.Setenv("EDGEMCP_HINTS_KEY", "hints-key-5c1e9a7b3d")
+	return `auth keys api_key {
+			key {env.EDGEMCP_HINTS_KEY} {
+				subject alice
+			}
+		}
+		default_auth keys`
 }
 
 // hints are a result's ttlMs (-1: none) and cacheScope.
@@ -188,12 +193,7 @@ func hintingUpstream(t *testing.T) string {
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: "from upstream"}}, nil
 		})
 	}
-	up.AddTool(mcp.NewTool("plain", mcp.WithDescription("Answers at once")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText("plain"), nil
-	})
-	hs := httptest.NewServer(server.NewStreamableHTTPServer(up))
-	t.Cleanup(hs.Close)
-	return hs.URL
+	return servePlainTool(t, up)
 }
 
 // TestCacheHintsFromUpstream: an MCP source's hints on resources/read
@@ -213,13 +213,7 @@ func cacheHintsFromUpstream(t *testing.T, url string, keyed bool) {
 		auth := ""
 		var opts []transport.StreamableHTTPCOption
 		if keyed {
-			t.Setenv("EDGEMCP_HINTS_KEY", "hints-key-5c1e9a7b3d")
-			auth = `auth keys api_key {
-			key {env.EDGEMCP_HINTS_KEY} {
-				subject alice
-			}
-		}
-		default_auth keys`
+			auth = hintsAuth(t)
 			opts = append(opts, transport.WithHTTPHeaders(map[string]string{"X-API-Key": "hints-key-5c1e9a7b3d"}))
 		}
 		g := startGateway(t, fmt.Sprintf(`SITE {

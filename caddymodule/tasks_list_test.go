@@ -21,20 +21,7 @@ func TestTaskUpstreamListPerCaller(t *testing.T) {
 	defer close(release)
 	url := taskUpstream(t, &release)
 	idp := newTestIdP(t)
-	g := startGateway(t, fmt.Sprintf(`SITE {
-	mcp /mcp {
-		auth sso jwt {
-			jwks_url %s
-			issuer %s
-			audience %s
-		}
-		default_auth sso
-		source up mcp %s/mcp {
-			required
-			session per_caller
-		}
-	}
-}`, idp.jwks.URL, authIssuer, authAudience, url))
+	g := jwtTaskGateway(t, idp, url, "per_caller")
 	alice := legacyClient(t, g.URL, bearer(idp.token(t, "alice", "", nil, time.Hour)))
 	bob := legacyClient(t, g.URL, bearer(idp.token(t, "bob", "", nil, time.Hour)))
 	ctx := context.Background()
