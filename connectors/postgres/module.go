@@ -19,7 +19,8 @@ func init() { caddy.RegisterModule(Driver{}) }
 
 // Driver is the guest module mcp.connectors.postgres: `connector <name>
 // postgres <dsn> { ... }`. Its own options hand the verified caller to
-// the database with each statement (README, Database safety).
+// the database with each statement, and choose when a session is reset
+// (README, Database safety).
 type Driver struct {
 	// ClaimsSetting names the setting that receives the caller's claims as
 	// JSON (request.jwt.claims).
