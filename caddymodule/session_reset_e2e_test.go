@@ -27,6 +27,7 @@ func TestSessionResetProven(t *testing.T) {
 		`CREATE FUNCTION S.leak() RETURNS int STABLE LANGUAGE plpgsql AS $$
 			BEGIN PERFORM set_config('statement_timeout', '0', false); RETURN 1; END $$`,
 		`CREATE FUNCTION S.write() RETURNS int VOLATILE LANGUAGE sql AS $$ INSERT INTO S.t VALUES (3, 'Eve') RETURNING 1 $$`,
+		`CREATE VIEW S.one AS SELECT 1 AS v`,
 	} {
 		testservices.PostgresExec(t, admin, strings.ReplaceAll(q, "S.", s+"."))
 	}
@@ -45,6 +46,7 @@ func TestSessionResetProven(t *testing.T) {
 	}
 	tools.WriteString(tool("rw-set-path", "rw", "SELECT set_config('search_path', 'pg_catalog', false) AS v"))
 	tools.WriteString(tool("ro-write", "ro", "SELECT S.write() AS v"))
+	tools.WriteString(tool("ro-view", "ro", "SELECT v FROM S.one"))
 	g := startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
 		connector rw postgres %q {
@@ -87,13 +89,14 @@ func TestSessionResetProven(t *testing.T) {
 		pathBefore := value(c + "-path")
 		// The first call is reset and its statement proven (the proof
 		// holds the one connection until it is done); the second runs
-		// alone: its own statement, read_only's COMMIT, is the last.
+		// alone, read_only's too (its session is read-only, so it needs
+		// no BEGIN READ ONLY ... COMMIT): its own statement is the last.
 		value(c + "-user")
 		if v := value(c + "-user"); v != "Ada" {
 			t.Fatalf("%s-user: %v", c, v)
 		}
 		last := lastQuery(pid)
-		if c == "rw" && !strings.HasPrefix(last, "SELECT id, name FROM") || c == "ro" && last != "COMMIT" {
+		if !strings.HasPrefix(last, "SELECT id, name FROM") {
 			t.Errorf("%s: a proven statement was followed by %q, want no reset after it", c, last)
 		}
 
@@ -115,8 +118,8 @@ func TestSessionResetProven(t *testing.T) {
 		}
 	}
 
-	// read_only holds with proofs: a proven statement still runs in a READ
-	// ONLY transaction, and a write inside a function is refused.
+	// read_only holds with proofs: a proven statement's transaction is
+	// read-only, and a write inside a function is refused.
 	for range 2 {
 		if v := value("ro-read-only"); v != "on" {
 			t.Errorf("transaction_read_only of a proven read_only call: %v, want on", v)
@@ -126,6 +129,22 @@ func TestSessionResetProven(t *testing.T) {
 		r := sess.call(t, "ro-write", map[string]any{})
 		if r.Error == nil || !strings.Contains(r.Error.Message, "SQLSTATE 25006") {
 			t.Errorf("a write inside a function on read_only: %+v, want SQLSTATE 25006", r.Error)
+		}
+	}
+	// A proven statement runs without BEGIN READ ONLY; the session's
+	// default_transaction_read_only still refuses a write that a schema
+	// change within the proof's life put behind it.
+	pid := value("ro-pid")
+	value("ro-view")
+	value("ro-view")
+	if last := lastQuery(pid); !strings.HasPrefix(last, "SELECT v FROM") {
+		t.Fatalf("ro-view was not proven: its backend last ran %q", last)
+	}
+	testservices.PostgresExec(t, admin, "CREATE OR REPLACE VIEW "+s+".one AS SELECT "+s+".write() AS v")
+	for range 2 {
+		r := sess.call(t, "ro-view", map[string]any{})
+		if r.Error == nil || !strings.Contains(r.Error.Message, "SQLSTATE 25006") {
+			t.Errorf("a write behind a proven view on read_only: %+v, want SQLSTATE 25006", r.Error)
 		}
 	}
 	var n int
