@@ -68,7 +68,7 @@ func adaptForTest(t *testing.T, input string) string {
 // into the handler and encodes back to the same JSON: the Caddyfile and the
 // JSON config are one model.
 func TestAdaptRoundTrip(t *testing.T) {
-	for _, name := range []string{"full", "sql-tools"} {
+	for _, name := range []string{"full", "sql-tools", "session-reset"} {
 		t.Run(name, func(t *testing.T) { roundTrip(t, "testdata/adapt/"+name+".caddytest") })
 	}
 }

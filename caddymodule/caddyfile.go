@@ -336,6 +336,10 @@ var connectorLines = map[string]bool{
 	"task": true,
 }
 
+// identityOptions are the driver options whose misplacement is reported
+// at the connector block's end (splitConnectorBlock).
+var identityOptions = map[string]bool{"claims_setting": true, "role_claim": true, "roles": true}
+
 // splitConnectorBlock parts the connector directive seg into the
 // gateway's lines and the driver's, each under the directive's head and
 // positioned on it. Tokens keep their file and line, so errors still point
@@ -352,11 +356,10 @@ func splitConnectorBlock(seg caddyfile.Segment, name, typ string) (own, driver *
 			if e := misplacedOption(name, typ, tok.Text); e != nil {
 				at := caddyfile.NewDispenser(seg[i : i+1])
 				at.Next()
-				if tok.Text != "seed" {
-					atEnd = e
-				} else {
+				if !identityOptions[tok.Text] {
 					return nil, nil, at.Errf("%v", e)
 				}
+				atEnd = e
 			}
 		}
 		both := depth == 0 || (depth == 1 && tok.Text == "}" && !tok.Quoted())

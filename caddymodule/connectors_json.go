@@ -112,6 +112,10 @@ func misplacedOption(name, typ, option string) error {
 		if _, ok := drv.(pipeline.Seeder); !ok {
 			return fmt.Errorf("connector %q: seed is only for connectors that create their database (sqlite), not %s", name, typ)
 		}
+	case "session_reset", "session_reset_life":
+		if _, ok := drv.(pipeline.ResetProver); !ok {
+			return fmt.Errorf("connector %q: session_reset is for connectors that reset their session after every call and can prove a statement needs none (postgres), not %s (see Database safety, Session reset)", name, typ)
+		}
 	case "claims_setting", "role_claim", "roles":
 		if _, ok := drv.(pipeline.IdentityDriver); !ok {
 			return fmt.Errorf("connector %q: claims_setting, role_claim and roles are for connectors that hand the caller to the database (postgres), not %s", name, typ)

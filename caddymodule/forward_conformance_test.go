@@ -43,18 +43,35 @@ var scenarioLine = regexp.MustCompile(`(?m)^([✓✗]) ([a-z0-9-]+): (\d+) passe
 // runConformance runs the scenarios against url and returns which passed.
 func runConformance(t *testing.T, url string, scenarios []string) (map[string]bool, string) {
 	t.Helper()
+	return runConformanceOf(t, "", url, scenarios)
+}
+
+// runConformanceOf runs the scenarios of suite, a package of tests/node
+// ("": the pinned @modelcontextprotocol/conformance), against url.
+func runConformanceOf(t *testing.T, suite, url string, scenarios []string) (map[string]bool, string) {
+	t.Helper()
 	dir := nodeDir(t)
-	cmd := exec.Command("bash", append([]string{filepath.Join(dir, "conformance.sh"), url}, scenarios...)...)
-	cmd.Env = append(os.Environ(), "EDGEMCP_NODE22="+node22(t, dir))
-	out, _ := cmd.CombinedOutput() // a failed scenario is an exit status: read the lines
+	out := conformanceOutput(dir, node22(t, dir), suite, url, scenarios)
 	passed := map[string]bool{}
-	for _, m := range scenarioLine.FindAllStringSubmatch(string(out), -1) {
+	for _, m := range scenarioLine.FindAllStringSubmatch(out, -1) {
 		passed[m[2]] = m[1] == "✓"
 	}
 	if len(passed) != len(scenarios) {
-		t.Fatalf("conformance.sh reported %d of %d scenarios:\n%s", len(passed), len(scenarios), indent(string(out)))
+		t.Fatalf("conformance.sh reported %d of %d scenarios:\n%s", len(passed), len(scenarios), indent(out))
 	}
-	return passed, string(out)
+	return passed, out
+}
+
+// conformanceOutput is what conformance.sh in dir prints for the
+// scenarios of suite against url, run with node.
+func conformanceOutput(dir, node, suite, url string, scenarios []string) string {
+	cmd := exec.Command("bash", append([]string{filepath.Join(dir, "conformance.sh"), url}, scenarios...)...)
+	cmd.Env = append(os.Environ(), "EDGEMCP_NODE22="+node)
+	if suite != "" {
+		cmd.Env = append(cmd.Env, "EDGEMCP_CONFORMANCE="+suite)
+	}
+	out, _ := cmd.CombinedOutput() // a failed scenario is an exit status: read the lines
+	return string(out)
 }
 
 // TestConformanceThroughMCPSource: the official conformance suite's server

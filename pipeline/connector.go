@@ -55,6 +55,13 @@ type CommandDriver interface {
 	CheckCommand(cmd *cmdtemplate.Command, readOnly bool) error
 }
 
+// ResetProver is implemented by drivers that reset a connection's session
+// after every call and can skip that after a statement proven unable to
+// change the session (their option session_reset).
+type ResetProver interface {
+	ProvesResets()
+}
+
 // Seeder is implemented by drivers that can create their database from a
 // seed file (their option seed).
 type Seeder interface {

@@ -92,6 +92,7 @@ const (
 	codeInvalidParams     = -32602
 	codeInternal          = -32603
 	codeMissingCapability = -32021
+	codeHeaderMismatch    = -32020
 )
 
 // AnswerTask serves body when it is the gateway's to answer as a task
@@ -134,21 +135,37 @@ func (s *Server) standardHeaders(r *http.Request, method, name string) bool {
 	return ok && got == name
 }
 
+// declaresTasks reports whether a 2026-07-28 request's _meta declares the
+// tasks extension among the client's capabilities: 2026-07-28 has no
+// session, so each request says what its client does.
+func declaresTasks(meta json.RawMessage) bool {
+	var m struct {
+		Caps *struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		} `json:"io.modelcontextprotocol/clientCapabilities"`
+	}
+	if json.Unmarshal(meta, &m) != nil || m.Caps == nil {
+		return false
+	}
+	_, ok := m.Caps.Extensions[tasks.ExtensionID]
+	return ok
+}
+
+// missingTasksCapability is the -32021 error of a 2026-07-28 request that
+// needs the tasks extension its client did not declare, naming it in
+// data.requiredCapabilities as the protocol's error does.
+func missingTasksCapability(msg string) *pipeline.TaskError {
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{
+		"extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}})
+	return &pipeline.TaskError{Code: codeMissingCapability, Message: msg, Data: data}
+}
+
 // asksTask reports whether c asks for a task: 2025-11-25's params.task,
 // or a 2026-07-28 client's declaration of the tasks extension; ttl is
 // what 2025-11-25's task.ttl asked for (0: none).
 func asksTask(c *Call, isModern bool) (asked bool, ttl time.Duration) {
 	if isModern {
-		var meta struct {
-			Caps *struct {
-				Extensions map[string]json.RawMessage `json:"extensions"`
-			} `json:"io.modelcontextprotocol/clientCapabilities"`
-		}
-		if json.Unmarshal(c.meta, &meta) != nil || meta.Caps == nil {
-			return false, 0
-		}
-		_, asked = meta.Caps.Extensions[tasks.ExtensionID]
-		return asked, 0
+		return declaresTasks(c.meta), 0
 	}
 	if len(c.task) == 0 || string(c.task) == "null" {
 		return false, 0
@@ -180,10 +197,8 @@ func (s *Server) callAsTask(w http.ResponseWriter, r *http.Request, c *Call) boo
 	asked, ttl := asksTask(c, isModern)
 	switch {
 	case !asked && tool.Tasks == pipeline.TaskRequired && isModern:
-		data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{
-			"extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}})
-		writeMessage(w, r, errorMessage(c.RawID, &pipeline.TaskError{Code: codeMissingCapability,
-			Message: fmt.Sprintf("tool %q runs only as a task: declare the %s extension", c.Name, tasks.ExtensionID), Data: data}))
+		writeMessage(w, r, errorMessage(c.RawID, missingTasksCapability(
+			fmt.Sprintf("tool %q runs only as a task: declare the %s extension", c.Name, tasks.ExtensionID))))
 		return true
 	case !asked && tool.Tasks == pipeline.TaskRequired:
 		writeMessage(w, r, errorMessage(c.RawID, &pipeline.TaskError{Code: codeMethodNotFound,
@@ -313,7 +328,8 @@ type taskRequest struct {
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
 	Params  struct {
-		TaskID string `json:"taskId"`
+		TaskID string          `json:"taskId"`
+		Meta   json.RawMessage `json:"_meta"`
 	} `json:"params"`
 }
 
@@ -335,6 +351,9 @@ func (s *Server) answerTaskMethod(w http.ResponseWriter, r *http.Request, body [
 	isModern := modern(r)
 	if isModern && !s.standardHeaders(r, req.Method, "") {
 		return false // mcp-go refuses it, as any request whose headers disagree
+	}
+	if isModern && s.refuseTaskMethod(w, r, &req) {
+		return true
 	}
 	ctx := r.Context()
 	info := RequestInfo(ctx, &Call{Header: r.Header, RemoteAddr: r.RemoteAddr, TLS: r.TLS})
@@ -412,6 +431,34 @@ func (s *Server) answerTaskMethod(w http.ResponseWriter, r *http.Request, body [
 	return true
 }
 
+// refuseTaskMethod answers a 2026-07-28 tasks/get, tasks/update or
+// tasks/cancel that the extension refuses before looking at the task, and
+// reports whether it did: an Mcp-Name header other than the task's id
+// (-32020, as mcp-go answers any header that disagrees with the body),
+// and a client that did not declare the extension (-32021). A missing
+// Mcp-Name is let through: SEP-2663 asks clients for it, but mcp-go's
+// client does not send it on these methods.
+func (s *Server) refuseTaskMethod(w http.ResponseWriter, r *http.Request, req *taskRequest) bool {
+	switch req.Method {
+	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+	default:
+		return false // the removed methods are answered -32601 whoever asks
+	}
+	if h := r.Header.Get(mcp.HeaderName); h != "" {
+		if got, ok := mcp.DecodeHeaderValue(h); !ok || got != req.Params.TaskID {
+			writeMessageStatus(w, r, http.StatusBadRequest, errorMessage(req.ID, &pipeline.TaskError{Code: codeHeaderMismatch,
+				Message: fmt.Sprintf("header %s does not match params.taskId", mcp.HeaderName)}))
+			return true
+		}
+	}
+	if !declaresTasks(req.Params.Meta) {
+		writeMessage(w, r, errorMessage(req.ID, missingTasksCapability(
+			fmt.Sprintf("%s needs the %s extension: declare it in the request's client capabilities", req.Method, tasks.ExtensionID))))
+		return true
+	}
+	return false
+}
+
 // writeTaskError answers a runner's error: a task that does not exist,
 // expired or is another caller's is "not found", alike; anything else is
 // the store failing, whose text is not the client's to see.
@@ -460,15 +507,22 @@ func errorMessage(id json.RawMessage, e *pipeline.TaskError) []byte {
 // writeMessage writes msg as JSON, or as one event to a client that reads
 // only event streams.
 func writeMessage(w http.ResponseWriter, r *http.Request, msg []byte) {
+	writeMessageStatus(w, r, http.StatusOK, msg)
+}
+
+// writeMessageStatus writes msg as writeMessage does, with status (400
+// for a header that disagrees with the body, as SEP-2243 and mcp-go
+// answer it).
+func writeMessageStatus(w http.ResponseWriter, r *http.Request, status int, msg []byte) {
 	if !acceptsJSON(r) && acceptsEventStream(r) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
-		w.WriteHeader(http.StatusOK)
+		w.WriteHeader(status)
 		out := append(append([]byte("event: message\ndata: "), msg[:len(msg)-1]...), "\n\n"...)
 		_, _ = w.Write(out)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	_, _ = w.Write(msg)
 }

@@ -75,6 +75,10 @@ func (s *Server) answerUpstreamTask(ctx context.Context, w http.ResponseWriter, 
 	case method == methodTasksCancel:
 		t, err := fwd.CancelTask(ctx, upID)
 		switch {
+		case err != nil && isModern && upstreamEnded(ctx, fwd, upID):
+			// 2025-11-25 refuses to cancel an ended task; the extension
+			// acknowledges it (the outcome stands), as for a gateway task.
+			writeResult(w, r, rawID, map[string]string{"resultType": tasks.ResultTypeComplete})
 		case err != nil:
 			upstreamFailed(err)
 		case isModern:
@@ -89,6 +93,12 @@ func (s *Server) answerUpstreamTask(ctx context.Context, w http.ResponseWriter, 
 	default:
 		writeMessage(w, r, errorMessage(rawID, &pipeline.TaskError{Code: codeMethodNotFound, Message: "method \"" + method + "\" is not served"}))
 	}
+}
+
+// upstreamEnded reports whether the upstream's task id has ended.
+func upstreamEnded(ctx context.Context, fwd pipeline.TaskForwarder, id string) bool {
+	t, err := fwd.GetTask(ctx, id)
+	return err == nil && t.Status.Terminal()
 }
 
 // shownTaskError is an upstream's failure as the client sees it

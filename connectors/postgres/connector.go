@@ -67,8 +67,11 @@ func (c *Connector) Query(ctx context.Context, sql string, args []any) (*pipelin
 }
 
 func (c *Connector) query(ctx context.Context, sql string, args, pre []any) (rows *pipeline.Rows, err error) {
-	proven := c.proofs.holds(sql)
+	var proven bool
 	err = c.onConn(ctx, func(conn *pgx.Conn) error {
+		// Asked once the connection is ours: a call that waited for the
+		// connection a proof held sees that proof.
+		proven = c.proofs.holds(sql)
 		rows, err = c.attempt(ctx, conn, sql, args, pre, proven)
 		return err
 	}, func(pc *pgxpool.Conn) bool {

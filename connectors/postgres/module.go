@@ -19,7 +19,8 @@ func init() { caddy.RegisterModule(Driver{}) }
 
 // Driver is the guest module mcp.connectors.postgres: `connector <name>
 // postgres <dsn> { ... }`. Its own options hand the verified caller to
-// the database with each statement (README, Database safety).
+// the database with each statement, and choose when a session is reset
+// (README, Database safety).
 type Driver struct {
 	// ClaimsSetting names the setting that receives the caller's claims as
 	// JSON (request.jwt.claims).
@@ -28,11 +29,18 @@ type Driver struct {
 	// statement's role.
 	RoleClaim string   `json:"role_claim,omitempty"`
 	Roles     []string `json:"roles,omitempty"`
+	// SessionReset is "always" (the default) or "proven": no reset after
+	// a statement proven unable to change its session (resetoption.go).
+	SessionReset string `json:"session_reset,omitempty"`
+	// ProofLife is how long a proof holds with SessionReset proven; 0:
+	// a minute.
+	ProofLife caddy.Duration `json:"session_reset_life,omitempty"`
 }
 
 var (
 	_ pipeline.SQLDriver      = (*Driver)(nil)
 	_ pipeline.IdentityDriver = (*Driver)(nil)
+	_ pipeline.ResetProver    = (*Driver)(nil)
 	_ caddy.Validator         = (*Driver)(nil)
 	_ caddyfile.Unmarshaler   = (*Driver)(nil)
 )
@@ -47,6 +55,7 @@ func (Driver) CaddyModule() caddy.ModuleInfo {
 //	claims_setting <setting>
 //	role_claim <claim>
 //	roles <role...>
+//	session_reset always|proven [<life>]
 func (drv *Driver) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	name := block.Head(d)
 	for d.NextBlock(0) {
@@ -65,6 +74,10 @@ func (drv *Driver) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("connector %q: roles needs at least one role name", name)
 			}
 			drv.Roles = append(drv.Roles, roles...)
+		case "session_reset":
+			if err := drv.parseSessionReset(d, name); err != nil {
+				return err
+			}
 		default:
 			return block.Unrecognized(d, name)
 		}
@@ -79,8 +92,11 @@ func (drv *Driver) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 // (request.jwt.claims); PostgreSQL refuses custom settings without a dot.
 var settingName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$`)
 
-// Validate checks the identity options together.
+// Validate checks the identity options together, and session_reset.
 func (drv *Driver) Validate() error {
+	if err := drv.validateSessionReset(); err != nil {
+		return err
+	}
 	if drv.ClaimsSetting != "" && !settingName.MatchString(drv.ClaimsSetting) {
 		return fmt.Errorf("claims_setting %q: a custom setting's name is a prefix, a dot and a name, such as request.jwt.claims", drv.ClaimsSetting)
 	}
@@ -117,6 +133,9 @@ func (drv *Driver) OpenSQL(ctx context.Context, s pipeline.ConnectorSpec) (pipel
 		ClaimsSetting: drv.ClaimsSetting, RoleClaim: drv.RoleClaim, Roles: drv.Roles})
 	if err != nil {
 		return nil, nil, err
+	}
+	if life := drv.proofLife(); life > 0 {
+		conn.EnableResetProofs(life)
 	}
 	return conn, conn.Close, nil
 }

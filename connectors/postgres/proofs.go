@@ -96,8 +96,11 @@ func (p *resetProofs) due(sql string) bool {
 // passed.
 func (p *resetProofs) prove(ctx context.Context, pc *pgxpool.Conn, sql string) {
 	defer p.running.Done()
-	defer p.busy.Store(false)
+	// The slot is free before the connection is: the call that gets the
+	// connection next, on a one-connection pool the very next call, may
+	// prove its own statement.
 	defer pc.Release()
+	defer p.busy.Store(false)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), proofTimeout)
 	defer cancel()
 	reasons, err := proveQuery(ctx, pc.Conn(), sql)

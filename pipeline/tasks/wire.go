@@ -108,11 +108,34 @@ func Detailed(t *pipeline.Task) DetailedTask {
 	d := created(t, ResultTypeComplete)
 	switch t.Status {
 	case pipeline.TaskCompleted:
-		d.Result = t.Result
+		d.Result = withoutRelatedTask(t.Result)
 	case pipeline.TaskFailed:
 		d.Error = t.Error
 	}
 	return d
+}
+
+// withoutRelatedTask is result without 2025-11-25's related-task _meta,
+// which an upstream's tasks/result carries and the extension forbids on
+// the inline result (the task's id is beside it); result itself when it
+// has none.
+func withoutRelatedTask(result json.RawMessage) json.RawMessage {
+	var r map[string]json.RawMessage
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(result, &r) != nil || json.Unmarshal(r["_meta"], &meta) != nil || meta[RelatedTaskKey] == nil {
+		return result
+	}
+	delete(meta, RelatedTaskKey)
+	if len(meta) == 0 {
+		delete(r, "_meta")
+	} else {
+		r["_meta"], _ = json.Marshal(meta)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return result
+	}
+	return b
 }
 
 // Created is 2026-07-28's answer to the tools/call that made t.

