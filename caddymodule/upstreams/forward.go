@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -38,12 +39,13 @@ func (r *Set) forwardRead(cs pipeline.CatalogSource) server.ResourceHandlerFunc 
 }
 
 // upstreamHint is what an MCP server said of its resources/read result,
-// as a CacheHint: its ttlMs (none or negative: 0), and private unless it
-// said public (SEP-2549's default, and mcp-go's).
+// as a CacheHint: its ttlMs (none or negative: 0; more than a Duration
+// holds: the most it holds), and private unless it said public
+// (SEP-2549's default, and mcp-go's).
 func upstreamHint(res *mcp.ReadResourceResult) pipeline.CacheHint {
 	h := pipeline.CacheHint{Private: res.CacheScope != mcp.CacheScopePublic}
 	if ms, ok := res.TTL(); ok && ms > 0 {
-		h.TTL = time.Duration(ms) * time.Millisecond
+		h.TTL = time.Duration(min(ms, int64(math.MaxInt64/time.Millisecond))) * time.Millisecond
 	}
 	return h
 }
