@@ -54,6 +54,14 @@ func (requestAccess) PassUpstream(ctx context.Context, raw json.RawMessage) {
 	}
 }
 
+// CacheHint records the ttlMs and cacheScope of a resources/read answer
+// (fastpath.ReadCacheHints).
+func (requestAccess) CacheHint(ctx context.Context, h *pipeline.CacheHint) {
+	if st := fastpath.CallFrom(ctx); st != nil {
+		st.SetCacheHint(h)
+	}
+}
+
 // Caller gives a source the caller the endpoint verified (default_auth)
 // and the request's headers: a source with an upstream session per caller
 // sends the request on that caller's session, with the caller's

@@ -98,7 +98,14 @@ func (h *Handler) provisionCache(ctx caddy.Context, tools, sourced []*pipeline.T
 			maxTTL = max(maxTTL, t.Cache.TTL)
 		}
 	}
-	tools = append(tools[:len(tools):len(tools)], sourced...)
+	read, err := h.resourceCachePolicies()
+	if err != nil {
+		return err
+	}
+	for _, t := range read {
+		maxTTL = max(maxTTL, t.Cache.TTL)
+	}
+	tools = append(append(tools[:len(tools):len(tools)], sourced...), read...)
 	if maxTTL == 0 {
 		return nil // nothing to cache
 	}
@@ -157,6 +164,27 @@ func (h *Handler) CacheStats() cache.Stats {
 		return cache.Stats{}
 	}
 	return h.cache.Stats()
+}
+
+// resourceCachePolicies sets the cache policy of each declared resource
+// with a `cache` line and returns their tools (declared in the same order
+// as h.Resources, buildResources).
+func (h *Handler) resourceCachePolicies() ([]*pipeline.Tool, error) {
+	var cached []*pipeline.Tool
+	for i, r := range h.resources.All() {
+		rc := h.Resources[i].Cache
+		if rc == nil {
+			continue
+		}
+		p, err := cachePolicy(r.Tool, rc, h.Cache)
+		if err != nil {
+			return nil, fmt.Errorf("resource %q: %s", r.URI, strings.TrimPrefix(err.Error(), fmt.Sprintf("tool %q: ", r.Tool.Name)))
+		}
+		if r.Tool.Cache = p; p != nil {
+			cached = append(cached, r.Tool)
+		}
+	}
+	return cached, nil
 }
 
 // cachePools keeps a cache across `caddy reload` (and its counters

@@ -528,7 +528,7 @@ func parseTool(d *caddyfile.Dispenser) (ToolConfig, error) {
 			}
 			t.Annotations = a
 		case "cache":
-			c, err := parseToolCache(d, t.Name)
+			c, err := parseToolCache(d, fmt.Sprintf("tool %q", t.Name))
 			if err != nil {
 				return t, err
 			}
@@ -1451,10 +1451,10 @@ func parseCacheBlock(d *caddyfile.Dispenser, h *Handler) error {
 
 // parseToolCache reads a tool's `cache <ttl>`, `cache off`, `cache shared`
 // or `cache shared <ttl>` (the two words in either order).
-func parseToolCache(d *caddyfile.Dispenser, tool string) (*ToolCacheConfig, error) {
+func parseToolCache(d *caddyfile.Dispenser, owner string) (*ToolCacheConfig, error) {
 	args := d.RemainingArgs()
 	if len(args) == 0 || len(args) > 2 {
-		return nil, d.Errf("tool %q: usage: cache <ttl> | cache off | cache shared [<ttl>]", tool)
+		return nil, d.Errf("%s: usage: cache <ttl> | cache off | cache shared [<ttl>]", owner)
 	}
 	c := new(ToolCacheConfig)
 	for _, a := range args {
@@ -1466,13 +1466,13 @@ func parseToolCache(d *caddyfile.Dispenser, tool string) (*ToolCacheConfig, erro
 		default:
 			ttl, err := caddy.ParseDuration(a)
 			if err != nil || ttl <= 0 || c.TTL != 0 {
-				return nil, d.Errf("tool %q: cache: invalid ttl %q (usage: cache <ttl> | cache off | cache shared [<ttl>])", tool, a)
+				return nil, d.Errf("%s: cache: invalid ttl %q (usage: cache <ttl> | cache off | cache shared [<ttl>])", owner, a)
 			}
 			c.TTL = caddy.Duration(ttl)
 		}
 	}
 	if c.Off && len(args) > 1 {
-		return nil, d.Errf("tool %q: cache off takes nothing else", tool)
+		return nil, d.Errf("%s: cache off takes nothing else", owner)
 	}
 	return c, nil
 }
@@ -1780,6 +1780,15 @@ func parseResource(d *caddyfile.Dispenser) (ResourceConfig, error) {
 				return r, fmt.Errorf("resource%s", strings.TrimPrefix(err.Error(), "tool"))
 			}
 			r.Auth = a
+		case "cache":
+			if r.Cache != nil {
+				return r, d.Errf("resource %q: cache declared twice", r.URI)
+			}
+			c, err := parseToolCache(d, fmt.Sprintf("resource %q", r.URI))
+			if err != nil {
+				return r, err
+			}
+			r.Cache = c
 		case "approval":
 			p, err := parseApproval(d, fmt.Sprintf("resource %q", r.URI), approvalOff)
 			if err != nil {
@@ -1793,7 +1802,7 @@ func parseResource(d *caddyfile.Dispenser) (ResourceConfig, error) {
 			}
 			r.ToolScripts = tc.ToolScripts
 		default:
-			return r, d.Errf("resource %q: unrecognized sub-directive %q (want name, title, description, mime_type, use, statement, input, handler, mappers, auth, approval)", r.URI, sub)
+			return r, d.Errf("resource %q: unrecognized sub-directive %q (want name, title, description, mime_type, use, statement, input, handler, mappers, auth, approval, cache)", r.URI, sub)
 		}
 	}
 	switch {

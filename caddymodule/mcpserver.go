@@ -25,13 +25,16 @@ func (h *Handler) newMCPServer(ctx caddy.Context) (*server.MCPServer, *server.St
 		server.WithToolFilter(h.toolFilter),
 		server.WithPaginationLimit(fastpath.PageSize),
 		server.WithToolHandlerMiddleware(approval.WithRoundTrip),
+		fastpath.ListCacheHints(len(h.providers) > 0), // 2026-07-28's ttlMs and cacheScope
 	}, h.resourcePromptOptions()...)
 	hooks := &server.Hooks{}
 	h.resources.Hooks(hooks, upstreams.CatchAllTemplate)
 	h.upstreams.Hooks(hooks)       // instructions, subscriptions
 	h.fast.Sessions().Hooks(hooks) // the sessions a direct call may talk to
+	fastpath.ReadCacheHints(hooks) // a read's ttlMs and cacheScope: the result cache's, an upstream's
 	if h.taskRunner != nil {
 		fastpath.TaskHooks(hooks, h.runsTasks) // the tasks capability of each protocol version
+		fastpath.TaskListHook(hooks, func() bool { return len(h.taskListing()) > 0 })
 	}
 	opts = append(opts, server.WithHooks(hooks))
 	srv := server.NewMCPServer(h.ServerName, h.ServerVersion, opts...)

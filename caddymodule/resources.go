@@ -42,6 +42,11 @@ type ResourceConfig struct {
 	// Approval "off" serves the resource although its connector has an
 	// approval policy (resourceApproval).
 	Approval string `json:"approval,omitempty"`
+	// Cache puts its reads in the result cache, as a tool's `cache` line
+	// does; without one a resource is never cached (default_ttl is the
+	// tools'). Its answers on 2026-07-28 say what the cache decided
+	// (ttlMs, cacheScope).
+	Cache *ToolCacheConfig `json:"cache,omitempty"`
 	// ToolScripts: a handler instead of use + statement, mappers, settings.
 	ToolScripts
 

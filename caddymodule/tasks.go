@@ -201,7 +201,20 @@ func (h *Handler) taskOptions() *fastpath.TaskOptions {
 		return nil
 	}
 	return &fastpath.TaskOptions{Runner: h.taskRunner, Caller: h.taskCaller, Identity: access.Identity,
-		SealKey: h.sessionIDs.Keys()[0], Upstream: h.taskUpstream}
+		SealKey: h.sessionIDs.Keys()[0], Upstream: h.taskUpstream, Listing: h.taskListing}
+}
+
+// taskListing are the names of the sources that now list a caller's own
+// upstream tasks (a session per caller whose server lists tasks), in
+// their declared order.
+func (h *Handler) taskListing() []string {
+	var names []string
+	for _, s := range h.sources {
+		if fwd, ok := s.Src.(pipeline.TaskForwarder); ok && fwd.TaskCapability().List {
+			names = append(names, s.Name)
+		}
+	}
+	return names
 }
 
 // taskUpstream is the source named name when it forwards tasks, and ctx

@@ -123,12 +123,41 @@ func taskUpstream(t *testing.T, release *chan struct{}) string {
 			}
 			return mcp.NewToolResultText("researched " + req.GetString("topic", "")), nil
 		})
+	return servePlainTool(t, up)
+}
+
+// servePlainTool adds "plain", a tool that answers at once, to up and
+// serves it over streamable HTTP until the test ends; its URL.
+func servePlainTool(t *testing.T, up *server.MCPServer) string {
 	up.AddTool(mcp.NewTool("plain", mcp.WithDescription("Answers at once")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("plain"), nil
 	})
 	hs := httptest.NewServer(server.NewStreamableHTTPServer(up))
 	t.Cleanup(hs.Close)
 	return hs.URL
+}
+
+// jwtTaskGateway is a gateway behind idp's JWTs (default_auth) over the
+// MCP server at url as source "up", with the source's session line
+// ("": none, per_caller behind default_auth).
+func jwtTaskGateway(t *testing.T, idp *testIdP, url, session string) *gateway {
+	if session != "" {
+		session = "session " + session
+	}
+	return startGateway(t, fmt.Sprintf(`SITE {
+	mcp /mcp {
+		auth sso jwt {
+			jwks_url %s
+			issuer %s
+			audience %s
+		}
+		default_auth sso
+		source up mcp %s/mcp {
+			required
+			%s
+		}
+	}
+}`, idp.jwks.URL, authIssuer, authAudience, url, session))
 }
 
 // TestTaskUpstreamOwnedByCaller: behind a JWT default_auth, the sealed id
@@ -139,19 +168,7 @@ func TestTaskUpstreamOwnedByCaller(t *testing.T) {
 	release := make(chan struct{})
 	url := taskUpstream(t, &release)
 	idp := newTestIdP(t)
-	g := startGateway(t, fmt.Sprintf(`SITE {
-	mcp /mcp {
-		auth sso jwt {
-			jwks_url %s
-			issuer %s
-			audience %s
-		}
-		default_auth sso
-		source up mcp %s/mcp {
-			required
-		}
-	}
-}`, idp.jwks.URL, authIssuer, authAudience, url))
+	g := jwtTaskGateway(t, idp, url, "")
 	alice := legacyClient(t, g.URL, bearer(idp.token(t, "alice", "", nil, time.Hour)))
 	bob := legacyClient(t, g.URL, bearer(idp.token(t, "bob", "", nil, time.Hour)))
 	ctx := context.Background()

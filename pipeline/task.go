@@ -96,7 +96,7 @@ type TaskRequest struct {
 // capability).
 type TaskCapability struct {
 	ToolCalls bool // tools/call can run as a task
-	List      bool // tasks/list
+	List      bool // tasks/list of a caller's own tasks (TaskForwarder.ListTasks)
 	Cancel    bool // tasks/cancel
 }
 

@@ -51,6 +51,8 @@ type Call struct {
 	mu       sync.Mutex
 	err      *pipeline.Error
 	upstream json.RawMessage // the upstream's own result of a forwarded request
+	// cacheHint is the hints of a resources/read result (ReadCacheHints).
+	cacheHint *pipeline.CacheHint
 }
 
 // Fail records the request's failure: the Writer writes it in place of

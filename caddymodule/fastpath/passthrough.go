@@ -65,7 +65,7 @@ func (c *Call) passOn(p []byte) ([]byte, bool) {
 	switch {
 	case upstream != nil:
 		return rewriteMessage(p, func(msg []byte) ([]byte, bool) {
-			return editResult(msg, c.ID, func(ours []byte) ([]byte, error) { return jsonrpc.MergeResult(upstream, ours) })
+			return editResult(msg, c.ID, func(ours []byte) ([]byte, error) { return mergeUpstream(upstream, ours) })
 		})
 	case c.List != nil:
 		return rewriteMessage(p, func(msg []byte) ([]byte, bool) {
@@ -73,6 +73,23 @@ func (c *Call) passOn(p []byte) ([]byte, bool) {
 		})
 	}
 	return p, false
+}
+
+// gatewayMembers are the members of mcp-go's result that win over the
+// upstream's: the caching hints, which the gateway decides (ReadCacheHints
+// bounds the upstream's by its own). mcp-go writes them only on
+// 2026-07-28; on earlier versions the upstream's text stays as it sent it.
+var gatewayMembers = []string{"ttlMs", "cacheScope"}
+
+// mergeUpstream is jsonrpc.MergeResult with gatewayMembers taken from ours.
+func mergeUpstream(upstream, ours []byte) ([]byte, error) {
+	out, err := jsonrpc.MergeResult(upstream, ours)
+	for _, key := range gatewayMembers {
+		if v := jsonrpc.Member(ours, key); v != nil && err == nil {
+			out, err = jsonrpc.WithMember(out, key, v)
+		}
+	}
+	return out, err
 }
 
 // editResult is msg, a JSON-RPC response, with its result edited; false

@@ -45,6 +45,9 @@ type TaskOptions struct {
 	// ctx carrying the caller whose upstream session it may use; nil
 	// when there is no such source.
 	Upstream func(ctx context.Context, source string) (context.Context, pipeline.TaskForwarder)
+	// Listing are the names of the sources that list a caller's own
+	// upstream tasks (TaskCapability.List), in a fixed order.
+	Listing func() []string
 }
 
 // TaskHooks advertise the gateway's tasks, each protocol version's way
@@ -415,6 +418,8 @@ func (s *Server) answerTaskMethod(w http.ResponseWriter, r *http.Request, body [
 			return true
 		}
 		fail(codeInvalidParams, "the task is not waiting for input")
+	case req.Method == methodTasksList && !isModern && s.listsUpstreamTasks():
+		s.listUpstreamTasks(ctx, w, r, body, req.ID)
 	case req.Method == methodTasksList, req.Method == methodTasksResult, req.Method == methodTasksUpdate:
 		// Gateway tasks are not listed: the store keeps no index per
 		// caller (docs/tasks.md, Limits). 2026-07-28 has neither

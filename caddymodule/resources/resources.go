@@ -54,6 +54,9 @@ type Access interface {
 	RequestInfo(ctx context.Context) *pipeline.RequestInfo
 	// Shown is perr as error_detail lets a client see it.
 	Shown(ctx context.Context, perr *pipeline.Error) *pipeline.Error
+	// CacheHint records what the result cache said of the result (nil:
+	// not cached), for the ttlMs and cacheScope of the answer.
+	CacheHint(ctx context.Context, h *pipeline.CacheHint)
 }
 
 // Set is the declared resources, run by an engine of their own (so that
@@ -149,6 +152,7 @@ func (s *Set) Reader(r *Resource) server.ResourceTemplateHandlerFunc {
 			var contents mcp.ResourceContents
 			contents, perr = Contents(res, req.Params.URI, r.Mime())
 			if perr == nil {
+				s.access.CacheHint(ctx, res.CacheHint)
 				return []mcp.ResourceContents{contents}, nil
 			}
 			if perr.Code == mcp.RESOURCE_NOT_FOUND {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -14,7 +16,8 @@ import (
 // forwardRead reads a resource of a source.
 func (r *Set) forwardRead(cs pipeline.CatalogSource) server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		raw, err := cs.ReadResource(r.Access.Caller(ctx), req.Params.URI)
+		caller := r.Access.Caller(ctx)
+		raw, err := cs.ReadResource(caller, req.Params.URI)
 		if err != nil {
 			return nil, r.failed(ctx, err)
 		}
@@ -22,9 +25,29 @@ func (r *Set) forwardRead(cs pipeline.CatalogSource) server.ResourceHandlerFunc 
 		if err != nil {
 			return nil, r.failed(ctx, pipeline.Fail(pipeline.StageResponse, err, "the MCP server's resources/read result is not valid"))
 		}
+		// The server's hints, within the gateway's: an MCP source has no
+		// cache line and its reads are never cached here, so its ttlMs
+		// stands; a read made for a verified caller (on that caller's own
+		// session, with that caller's credentials, under default_auth) is
+		// private, as the result cache keys such a caller's results.
+		hint := upstreamHint(res)
+		hint.Private = hint.Private || pipeline.RequestCaller(caller) != nil
+		r.Access.CacheHint(ctx, &hint)
 		r.Access.PassUpstream(ctx, compactJSON(raw))
 		return res.Contents, nil
 	}
+}
+
+// upstreamHint is what an MCP server said of its resources/read result,
+// as a CacheHint: its ttlMs (none or negative: 0; more than a Duration
+// holds: the most it holds), and private unless it said public
+// (SEP-2549's default, and mcp-go's).
+func upstreamHint(res *mcp.ReadResourceResult) pipeline.CacheHint {
+	h := pipeline.CacheHint{Private: res.CacheScope != mcp.CacheScopePublic}
+	if ms, ok := res.TTL(); ok && ms > 0 {
+		h.TTL = time.Duration(min(ms, int64(math.MaxInt64/time.Millisecond))) * time.Millisecond
+	}
+	return h
 }
 
 // forwardGet gets a prompt of a source under its original name.

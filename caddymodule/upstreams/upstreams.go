@@ -45,6 +45,8 @@ type Access interface {
 	// and the request's headers, so that a source with an upstream
 	// session per caller sends the request on that caller's session.
 	Caller(ctx context.Context) context.Context
+	// CacheHint records the ttlMs and cacheScope of the answer.
+	CacheHint(ctx context.Context, h *pipeline.CacheHint)
 }
 
 // Options are what a Set is built from.

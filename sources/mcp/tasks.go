@@ -38,12 +38,16 @@ func taskCapability(c *mcp.TasksCapability) pipeline.TaskCapability {
 }
 
 // TaskCapability implements pipeline.TaskForwarder: the capability the
-// shared session's server declared.
+// shared session's server declared, with List only where ListTasks lists
+// (a session per caller).
 func (s *Source) TaskCapability() pipeline.TaskCapability {
-	if sess := s.conn.current(); sess != nil {
-		return sess.tasks
+	sess := s.conn.current()
+	if sess == nil {
+		return pipeline.TaskCapability{}
 	}
-	return pipeline.TaskCapability{}
+	c := sess.tasks
+	c.List = c.List && s.conn.callers != nil
+	return c
 }
 
 // taskSupport is the tool's execution.taskSupport as its server listed it.

@@ -121,7 +121,8 @@ func TestUpstreamTasks(t *testing.T) {
 	up := startTaskUpstream(t)
 	s := &Source{URL: up.url, Transport: TransportStreamable}
 	provision(t, s)
-	if c := s.TaskCapability(); c != (pipeline.TaskCapability{ToolCalls: true, List: true, Cancel: true}) {
+	// The server lists tasks, but a shared session does not (List).
+	if c := s.TaskCapability(); c != (pipeline.TaskCapability{ToolCalls: true, Cancel: true}) {
 		t.Fatalf("capability %+v", c)
 	}
 	tools := toolsByName(t, s)
