@@ -191,25 +191,16 @@ func (s *Script) run(ctx context.Context, arg any, export func(*runner, goja.Val
 	}
 
 	r.begin(ctx)
-	timer := time.AfterFunc(s.opts.Timeout, func() { r.vm.Interrupt(errTimedOut) })
+	// ctx's deadline is the time limit (or an earlier one of the caller's):
+	// one interrupt serves both, and a cancellation.
 	stop := context.AfterFunc(ctx, func() { r.vm.Interrupt(ctx.Err()) })
 
-	var state atomic.Int32 // callRunning, then callFinished or callAbandoned
-	done := make(chan error, 1)
-	go func() {
-		err := s.invoke(r, arg, export)
-		if err != nil {
-			// Still under the limit: reading a thrown object's message may
-			// run a getter.
-			err = s.classify(r, err)
-		}
-		if !state.CompareAndSwap(callRunning, callFinished) {
-			s.abandoned.Add(-1) // the caller has had its answer
-			return
-		}
-		done <- err
-	}()
-	abandoned, err := s.await(ctx, r, done, &state)
+	// The call's state and result channel are the runner's: a runtime is
+	// reused only after its goroutine has answered (an abandoned one never
+	// is), so no two calls ever share them.
+	r.state.Store(callRunning)
+	r.jobs <- job{r: r, arg: arg, export: export}
+	abandoned, err := s.await(ctx, r, r.done, &r.state)
 	if abandoned {
 		return err
 	}
@@ -219,11 +210,29 @@ func (s *Script) run(ctx context.Context, arg any, export func(*runner, goja.Val
 	// leaves the runtime as sound as a return does, and is what an auth
 	// script or a mapper answers to bad input: dropping the runtime would
 	// make every refusal pay a module evaluation (~1 ms instead of ~30 µs).
-	timerStopped, ctxStopped := timer.Stop(), stop()
+	ctxStopped := stop()
 	var se *Error
 	thrown := errors.As(err, &se) && se.Kind == KindThrown
-	s.release(r, (err == nil || thrown) && timerStopped && ctxStopped)
+	s.release(r, (err == nil || thrown) && ctxStopped)
 	return err
+}
+
+// invokeAsync runs a call on the runtime's goroutine (serve): invoke,
+// then the answer on r.done; false when the caller has abandoned the
+// runtime meanwhile.
+func (s *Script) invokeAsync(r *runner, arg any, export func(*runner, goja.Value) error) bool {
+	err := s.invoke(r, arg, export)
+	if err != nil {
+		// Still under the limit: reading a thrown object's message may
+		// run a getter.
+		err = s.classify(r, err)
+	}
+	if !r.state.CompareAndSwap(callRunning, callFinished) {
+		s.abandoned.Add(-1) // the caller has had its answer
+		return false
+	}
+	r.done <- err
+	return true
 }
 
 // await waits for the call's goroutine, or for the limit: then, past
@@ -349,10 +358,17 @@ func (s *Script) waitSlot(ctx context.Context) error {
 // release gives the slot back and the runtime too when it is clean; a
 // runtime that failed, timed out or may still be interrupted is dropped.
 func (s *Script) release(r *runner, clean bool) {
-	if r != nil && clean {
-		select {
-		case s.idle <- r:
-		default:
+	if r != nil {
+		kept := false
+		if clean {
+			select {
+			case s.idle <- r:
+				kept = true
+			default:
+			}
+		}
+		if !kept {
+			r.retire()
 		}
 	}
 	<-s.slots

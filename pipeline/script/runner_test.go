@@ -1,0 +1,57 @@
+package script
+
+import (
+	"bytes"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// runtimeGoroutines counts the goroutines of runtimes (runner.start)
+// after letting the collector run the cleanups of dropped runners.
+func runtimeGoroutines() int {
+	buf := make([]byte, 1<<20)
+	n := 0
+	for range 5 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+		n = bytes.Count(buf[:runtime.Stack(buf, true)], []byte("script.serveOne("))
+	}
+	return n
+}
+
+// A runtime's goroutine (runner.start) lives as long as the runtime: it
+// ends when a Script is dropped with its pooled runtimes (a config
+// reload) and when a runtime is retired, so that neither leaks.
+func TestRuntimeGoroutinesEnd(t *testing.T) {
+	dir := files(t, map[string]string{
+		"ok.js":  `export default ({n}) => n + 1`,
+		"big.js": `export default () => 'x'.repeat(1000)`,
+	})
+	before := runtimeGoroutines()
+	func() {
+		for range 20 {
+			s := mustLoad(t, filepath.Join(dir, "ok.js"), Options{MaxRuntimes: 2})
+			if got := call(t, s, map[string]any{"n": 1}); got != "2" {
+				t.Fatalf("got %s", got)
+			}
+		}
+	}()
+	if after := runtimeGoroutines(); after > before+1 {
+		t.Fatalf("%d runtime goroutines after dropping 20 scripts, %d before", after, before)
+	}
+	// A result over the output limit: the runtime is not reused, but
+	// retired at once, its goroutine with it (the Script stays).
+	s := mustLoad(t, filepath.Join(dir, "big.js"), Options{MaxOutput: 100})
+	base := runtimeGoroutines()
+	for range 20 {
+		if _, err := s.Call(t.Context(), nil); err == nil {
+			t.Fatal("no error for a result over the output limit")
+		}
+	}
+	if after := runtimeGoroutines(); after > base {
+		t.Fatalf("%d runtime goroutines after 20 failed calls of one script, %d before", after, base)
+	}
+	runtime.KeepAlive(s)
+}
