@@ -55,3 +55,14 @@ func TestRuntimeGoroutinesEnd(t *testing.T) {
 	}
 	runtime.KeepAlive(s)
 }
+
+// A result is read once, by the encoder: a getter runs once (the check
+// for a returned promise used to copy the whole object into Go values,
+// running every getter an extra time).
+func TestResultGettersRunOnce(t *testing.T) {
+	dir := files(t, map[string]string{"get.js": `export default () => { let n = 0; return { get x() { return ++n } } }`})
+	s := mustLoad(t, filepath.Join(dir, "get.js"), Options{})
+	if got := call(t, s, nil); got != `{"x":1}` {
+		t.Fatalf("got %s, want {\"x\":1}", got)
+	}
+}

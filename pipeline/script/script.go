@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -301,7 +302,10 @@ func (s *Script) invoke(r *runner, arg any, export func(*runner, goja.Value) err
 	if err != nil {
 		return err
 	}
-	if p, ok := v.Export().(*goja.Promise); ok {
+	// Only a promise is exported: Export of any other object copies it
+	// whole into Go maps (and runs its getters).
+	if obj, ok := v.(*goja.Object); ok && obj.ExportType() == promiseType {
+		p := obj.Export().(*goja.Promise)
 		switch p.State() {
 		case goja.PromiseStateFulfilled:
 			v = p.Result()
@@ -316,6 +320,9 @@ func (s *Script) invoke(r *runner, arg any, export func(*runner, goja.Value) err
 	}
 	return export(r, v)
 }
+
+// promiseType is the export type of a promise object.
+var promiseType = reflect.TypeFor[*goja.Promise]()
 
 // acquire takes a concurrency slot and a clean runtime, waiting no longer
 // than the call's own time limit.
