@@ -192,16 +192,12 @@ func (s *Script) run(ctx context.Context, arg any, export func(*runner, goja.Val
 	}
 
 	r.begin(ctx)
-	// ctx's deadline is the time limit (or an earlier one of the caller's):
-	// one interrupt serves both, and a cancellation.
-	stop := context.AfterFunc(ctx, func() { r.vm.Interrupt(ctx.Err()) })
-
 	// The call's state and result channel are the runner's: a runtime is
 	// reused only after its goroutine has answered (an abandoned one never
 	// is), so no two calls ever share them.
 	r.state.Store(callRunning)
 	r.jobs <- job{r: r, arg: arg, export: export}
-	abandoned, err := s.await(ctx, r, r.done, &r.state)
+	abandoned, interrupted, err := s.await(ctx, r)
 	if abandoned {
 		return err
 	}
@@ -211,10 +207,9 @@ func (s *Script) run(ctx context.Context, arg any, export func(*runner, goja.Val
 	// leaves the runtime as sound as a return does, and is what an auth
 	// script or a mapper answers to bad input: dropping the runtime would
 	// make every refusal pay a module evaluation (~1 ms instead of ~30 µs).
-	ctxStopped := stop()
 	var se *Error
 	thrown := errors.As(err, &se) && se.Kind == KindThrown
-	s.release(r, (err == nil || thrown) && ctxStopped)
+	s.release(r, (err == nil || thrown) && !interrupted)
 	return err
 }
 
@@ -236,35 +231,38 @@ func (s *Script) invokeAsync(r *runner, arg any, export func(*runner, goja.Value
 	return true
 }
 
-// await waits for the call's goroutine, or for the limit: then, past
-// abandonGrace, the runtime is abandoned and the limit's error returned.
-func (s *Script) await(ctx context.Context, r *runner, done <-chan error, state *atomic.Int32) (abandoned bool, err error) {
+// await waits for the call's goroutine, or for the limit (ctx's
+// deadline, the time limit or an earlier one of the caller's, or its
+// cancellation): then the script is interrupted, and past abandonGrace
+// the runtime is abandoned and the limit's error returned. interrupted:
+// the runtime's interrupt flag was set.
+func (s *Script) await(ctx context.Context, r *runner) (abandoned, interrupted bool, err error) {
 	select {
-	case err = <-done:
-		return false, err
+	case err = <-r.done:
+		return false, false, err
 	case <-ctx.Done():
 	}
-	r.vm.Interrupt(ctx.Err()) // the AfterFunc may not have run yet
+	r.vm.Interrupt(ctx.Err())
 	// JavaScript sees the interrupt at its next instruction: a script in
 	// a plain loop ends at once and its runtime is not abandoned.
 	grace := time.NewTimer(abandonGrace)
 	defer grace.Stop()
 	select {
-	case err = <-done:
-		return false, err
+	case err = <-r.done:
+		return false, true, err
 	case <-grace.C:
 	}
 	s.abandoned.Add(1) // before the goroutine can take it back
-	if !state.CompareAndSwap(callRunning, callAbandoned) {
+	if !r.state.CompareAndSwap(callRunning, callAbandoned) {
 		s.abandoned.Add(-1)
-		return false, <-done
+		return false, true, <-r.done
 	}
 	s.abandonedTotal.Add(1)
 	s.release(r, false)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return true, &Error{Kind: KindTimeout, Message: s.timeoutMessage()}
+		return true, true, &Error{Kind: KindTimeout, Message: s.timeoutMessage()}
 	}
-	return true, &Error{Kind: KindCancelled, Message: "call cancelled"}
+	return true, true, &Error{Kind: KindCancelled, Message: "call cancelled"}
 }
 
 // abandonGrace is how long a call that reached its limit waits for the
