@@ -8,17 +8,20 @@ import (
 	"time"
 )
 
-// runtimeGoroutines counts the goroutines of runtimes (runner.start)
-// after letting the collector run the cleanups of dropped runners.
-func runtimeGoroutines() int {
+// runtimeGoroutines counts the goroutines of runtimes (runner.start),
+// letting the collector run the cleanups of dropped runners until the
+// count is at most max or two seconds have passed.
+func runtimeGoroutines(max int) int {
 	buf := make([]byte, 1<<20)
 	n := 0
-	for range 5 {
+	for deadline := time.Now().Add(2 * time.Second); ; {
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
 		n = bytes.Count(buf[:runtime.Stack(buf, true)], []byte("script.serveOne("))
+		if n <= max || time.Now().After(deadline) {
+			return n
+		}
 	}
-	return n
 }
 
 // A runtime's goroutine (runner.start) lives as long as the runtime: it
@@ -29,7 +32,7 @@ func TestRuntimeGoroutinesEnd(t *testing.T) {
 		"ok.js":  `export default ({n}) => n + 1`,
 		"big.js": `export default () => 'x'.repeat(1000)`,
 	})
-	before := runtimeGoroutines()
+	before := runtimeGoroutines(0)
 	func() {
 		for range 20 {
 			s := mustLoad(t, filepath.Join(dir, "ok.js"), Options{MaxRuntimes: 2})
@@ -38,19 +41,21 @@ func TestRuntimeGoroutinesEnd(t *testing.T) {
 			}
 		}
 	}()
-	if after := runtimeGoroutines(); after > before+1 {
+	// The last Script may still be held (a register, the collector's
+	// pace): two of twenty is allowed.
+	if after := runtimeGoroutines(before + 2); after > before+2 {
 		t.Fatalf("%d runtime goroutines after dropping 20 scripts, %d before", after, before)
 	}
 	// A result over the output limit: the runtime is not reused, but
 	// retired at once, its goroutine with it (the Script stays).
 	s := mustLoad(t, filepath.Join(dir, "big.js"), Options{MaxOutput: 100})
-	base := runtimeGoroutines()
+	base := runtimeGoroutines(1 << 30) // one collection: the count can only fall after it
 	for range 20 {
 		if _, err := s.Call(t.Context(), nil); err == nil {
 			t.Fatal("no error for a result over the output limit")
 		}
 	}
-	if after := runtimeGoroutines(); after > base {
+	if after := runtimeGoroutines(base); after > base {
 		t.Fatalf("%d runtime goroutines after 20 failed calls of one script, %d before", after, base)
 	}
 	runtime.KeepAlive(s)
