@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,13 +19,24 @@ import (
 // BenchmarkServeCall prints what one tools/call costs through ServeHTTP,
 // in process (no network, no Caddy server around it): a cache hit of a
 // SQLite tool answered on the direct path, on a session (2025-11-25) and
-// sessionless (2026-07-28), and the same call relayed to mcp-go (a
-// progress token in _meta sends it there). Without the call's log line.
+// sessionless (2026-07-28), the same call relayed to mcp-go (a
+// progress token in _meta sends it there), and a JavaScript handler (the
+// limits bench's hello tool, bench/scripts.go) on the direct path.
+// Without the call's log line.
 //
 //	go test ./caddymodule -run '^$' -bench ServeCall -benchmem
 func BenchmarkServeCall(b *testing.B) {
+	scripts := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(scripts, "hello"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	hello := `export default ({inputs}) => ({greeting: 'Hello, ' + inputs.name + '!'})`
+	if err := os.WriteFile(filepath.Join(scripts, "hello", "handler.js"), []byte(hello), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	h := new(Handler)
 	d := caddyfile.NewTestDispenser(fmt.Sprintf(`mcp {
+		scripts_dir %s
 		connector lite sqlite %s
 		cache
 		tool one {
@@ -34,7 +46,11 @@ func BenchmarkServeCall(b *testing.B) {
 			input x int required
 			cache 1h
 		}
-	}`, filepath.Join(b.TempDir(), "bench.db")))
+		tool hello {
+			description "Say hello"
+			input name string default "world"
+		}
+	}`, scripts, filepath.Join(b.TempDir(), "bench.db")))
 	if err := h.UnmarshalCaddyfile(d); err != nil {
 		b.Fatal(err)
 	}
@@ -73,6 +89,7 @@ func BenchmarkServeCall(b *testing.B) {
 		{"direct-sessionless", fmt.Sprintf(call, sessionless),
 			map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "one"}},
 		{"mcp-go", fmt.Sprintf(call, `,"_meta":{"progressToken":1}`), inSession},
+		{"js-session", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hello","arguments":{"name":"Ada"}}}`, inSession},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			if w := post(c.body, c.header); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"result"`) {

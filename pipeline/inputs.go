@@ -153,13 +153,12 @@ func (s *InputSet) Get(name string) *Input { return s.byName[name] }
 func (s *InputSet) Validate(args map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(s.list))
 	var problems []string
-	for name := range args {
-		if _, ok := s.byName[name]; !ok {
-			problems = append(problems, fmt.Sprintf("input %q: unknown input", name))
-		}
-	}
+	known := 0 // arguments that name an input
 	for _, in := range s.list {
 		v, present := args[in.Name]
+		if present {
+			known++
+		}
 		if !present || v == nil {
 			switch {
 			case in.HasDefault:
@@ -180,6 +179,15 @@ func (s *InputSet) Validate(args map[string]any) (map[string]any, error) {
 			continue
 		}
 		out[in.Name] = c
+	}
+	if known < len(args) {
+		// Some argument names no input. Only then are the arguments
+		// walked: a map's iteration costs more than the lookups above.
+		for name := range args {
+			if _, ok := s.byName[name]; !ok {
+				problems = append(problems, fmt.Sprintf("input %q: unknown input", name))
+			}
+		}
 	}
 	if len(problems) > 0 {
 		sort.Strings(problems)

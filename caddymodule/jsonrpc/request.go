@@ -46,10 +46,14 @@ func DecodeCall(body []byte, msg *CallMessage[map[string]any]) bool {
 	if fastDecodeCall(body, msg) { // the common shape
 		return true
 	}
-	*msg = CallMessage[map[string]any]{} // what the fast reader filled before it gave up
+	// A message of its own (not msg, which then stays on its caller's
+	// stack), without what the fast reader filled before it gave up.
+	var slow CallMessage[map[string]any]
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	if dec.Decode(msg) != nil {
+	err := dec.Decode(&slow)
+	*msg = slow
+	if err != nil {
 		return false
 	}
 	// Decode stops after the first value; json.Unmarshal, like mcp-go,

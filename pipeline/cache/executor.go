@@ -207,7 +207,9 @@ func (x *executor) key(ctx context.Context, call *pipeline.Call) (string, error)
 	}
 	// The hashed fields go into one buffer: a sha256.Sum256 of it is the
 	// digest a streaming hash would give, without the hash's allocations.
-	buf := make([]byte, 0, 3*8+len(call.Tool.Name)+len(call.Tool.Source)+len(what)+64)
+	// On the stack while it fits (the usual statement and values).
+	var small [512]byte
+	buf := small[:0]
 	buf = field(buf, call.Tool.Name)
 	buf = field(buf, call.Tool.Source)
 	buf = field(buf, what)

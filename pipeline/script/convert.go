@@ -114,7 +114,8 @@ func (c *converter) value(v any, depth int) (goja.Value, error) {
 		}
 		return c.vm.NewArray(items...), c.spend(len(x) + 2)
 	case map[string]any:
-		keys := make([]string, 0, len(x))
+		var small [8]string // a payload's or an input object's keys: no allocation
+		keys := small[:0]
 		for k := range x {
 			keys = append(keys, k)
 		}

@@ -42,7 +42,8 @@ func (e *Error) Error() string {
 // caller.
 func (e *Error) SafeMessage() string { return e.Message }
 
-// errTimedOut is the interrupt value of the time limit.
+// errTimedOut is the interrupt value of the time limit on evaluating a
+// module (newRunner); a call is interrupted with its context's error.
 var errTimedOut = errors.New("script time limit")
 
 // rejection carries the reason of a rejected promise out of invoke.

@@ -3,8 +3,10 @@ package script
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -22,6 +24,58 @@ type runner struct {
 
 	memLeft    int64      // the call's memory budget left (charge)
 	rangeError goja.Value // the intrinsic RangeError, for charge
+
+	// jobs hands a call to the runtime's goroutine (serve), which answers
+	// on done; state is the running call's: callRunning, then
+	// callFinished or callAbandoned (Script.run).
+	jobs    chan job
+	done    chan error
+	state   atomic.Int32
+	cleanup runtime.Cleanup // closes jobs when the runner is collected
+}
+
+// job is one call handed to a runtime's goroutine.
+type job struct {
+	r      *runner
+	arg    any
+	export func(*runner, goja.Value) error
+}
+
+// start gives r its goroutine. Every call of the runtime runs there, one
+// at a time, for the runtime's life: a goroutine per call starts on a
+// small stack and grows it by copying on every call (goja's interpreter
+// runs deep), which was about a third of a small handler's CPU. While
+// idle the goroutine holds only jobs, never the runner, so a runner
+// dropped with its Script (a config reload) is collected and its cleanup
+// ends the goroutine; one dropped from the pool ends it at once (retire).
+func (r *runner) start() {
+	r.jobs, r.done = make(chan job), make(chan error, 1)
+	go serve(r.jobs)
+	r.cleanup = runtime.AddCleanup(r, func(jobs chan job) { close(jobs) }, r.jobs)
+}
+
+// retire ends the goroutine of a runtime that will not be used again; a
+// call still running there (an abandoned one) finishes first.
+func (r *runner) retire() {
+	r.cleanup.Stop()
+	close(r.jobs)
+}
+
+// serve runs the calls sent on jobs until it is closed or a call is
+// abandoned (its runtime is never used again).
+func serve(jobs chan job) {
+	for serveOne(jobs) {
+	}
+}
+
+// serveOne waits for one call and runs it. A frame of its own per call:
+// while waiting, nothing on this goroutine's stack points at a runner.
+func serveOne(jobs chan job) bool {
+	j, ok := <-jobs
+	if !ok {
+		return false
+	}
+	return j.r.s.invokeAsync(j.r, j.arg, j.export)
 }
 
 // newRunner creates a runtime with the sandbox's globals, evaluates the
@@ -79,6 +133,7 @@ func (s *Script) newRunner() (r *runner, err error) {
 		return nil, err
 	}
 	r.fn = fn
+	r.start()
 	return r, nil
 }
 

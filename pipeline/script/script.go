@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -191,25 +192,12 @@ func (s *Script) run(ctx context.Context, arg any, export func(*runner, goja.Val
 	}
 
 	r.begin(ctx)
-	timer := time.AfterFunc(s.opts.Timeout, func() { r.vm.Interrupt(errTimedOut) })
-	stop := context.AfterFunc(ctx, func() { r.vm.Interrupt(ctx.Err()) })
-
-	var state atomic.Int32 // callRunning, then callFinished or callAbandoned
-	done := make(chan error, 1)
-	go func() {
-		err := s.invoke(r, arg, export)
-		if err != nil {
-			// Still under the limit: reading a thrown object's message may
-			// run a getter.
-			err = s.classify(r, err)
-		}
-		if !state.CompareAndSwap(callRunning, callFinished) {
-			s.abandoned.Add(-1) // the caller has had its answer
-			return
-		}
-		done <- err
-	}()
-	abandoned, err := s.await(ctx, r, done, &state)
+	// The call's state and result channel are the runner's: a runtime is
+	// reused only after its goroutine has answered (an abandoned one never
+	// is), so no two calls ever share them.
+	r.state.Store(callRunning)
+	r.jobs <- job{r: r, arg: arg, export: export}
+	abandoned, interrupted, err := s.await(ctx, r)
 	if abandoned {
 		return err
 	}
@@ -219,42 +207,62 @@ func (s *Script) run(ctx context.Context, arg any, export func(*runner, goja.Val
 	// leaves the runtime as sound as a return does, and is what an auth
 	// script or a mapper answers to bad input: dropping the runtime would
 	// make every refusal pay a module evaluation (~1 ms instead of ~30 µs).
-	timerStopped, ctxStopped := timer.Stop(), stop()
 	var se *Error
 	thrown := errors.As(err, &se) && se.Kind == KindThrown
-	s.release(r, (err == nil || thrown) && timerStopped && ctxStopped)
+	s.release(r, (err == nil || thrown) && !interrupted)
 	return err
 }
 
-// await waits for the call's goroutine, or for the limit: then, past
-// abandonGrace, the runtime is abandoned and the limit's error returned.
-func (s *Script) await(ctx context.Context, r *runner, done <-chan error, state *atomic.Int32) (abandoned bool, err error) {
+// invokeAsync runs a call on the runtime's goroutine (serve): invoke,
+// then the answer on r.done; false when the caller has abandoned the
+// runtime meanwhile.
+func (s *Script) invokeAsync(r *runner, arg any, export func(*runner, goja.Value) error) bool {
+	err := s.invoke(r, arg, export)
+	if err != nil {
+		// Still under the limit: reading a thrown object's message may
+		// run a getter.
+		err = s.classify(r, err)
+	}
+	if !r.state.CompareAndSwap(callRunning, callFinished) {
+		s.abandoned.Add(-1) // the caller has had its answer
+		return false
+	}
+	r.done <- err
+	return true
+}
+
+// await waits for the call's goroutine, or for the limit (ctx's
+// deadline, the time limit or an earlier one of the caller's, or its
+// cancellation): then the script is interrupted, and past abandonGrace
+// the runtime is abandoned and the limit's error returned. interrupted:
+// the runtime's interrupt flag was set.
+func (s *Script) await(ctx context.Context, r *runner) (abandoned, interrupted bool, err error) {
 	select {
-	case err = <-done:
-		return false, err
+	case err = <-r.done:
+		return false, false, err
 	case <-ctx.Done():
 	}
-	r.vm.Interrupt(ctx.Err()) // the AfterFunc may not have run yet
+	r.vm.Interrupt(ctx.Err())
 	// JavaScript sees the interrupt at its next instruction: a script in
 	// a plain loop ends at once and its runtime is not abandoned.
 	grace := time.NewTimer(abandonGrace)
 	defer grace.Stop()
 	select {
-	case err = <-done:
-		return false, err
+	case err = <-r.done:
+		return false, true, err
 	case <-grace.C:
 	}
 	s.abandoned.Add(1) // before the goroutine can take it back
-	if !state.CompareAndSwap(callRunning, callAbandoned) {
+	if !r.state.CompareAndSwap(callRunning, callAbandoned) {
 		s.abandoned.Add(-1)
-		return false, <-done
+		return false, true, <-r.done
 	}
 	s.abandonedTotal.Add(1)
 	s.release(r, false)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return true, &Error{Kind: KindTimeout, Message: s.timeoutMessage()}
+		return true, true, &Error{Kind: KindTimeout, Message: s.timeoutMessage()}
 	}
-	return true, &Error{Kind: KindCancelled, Message: "call cancelled"}
+	return true, true, &Error{Kind: KindCancelled, Message: "call cancelled"}
 }
 
 // abandonGrace is how long a call that reached its limit waits for the
@@ -292,7 +300,10 @@ func (s *Script) invoke(r *runner, arg any, export func(*runner, goja.Value) err
 	if err != nil {
 		return err
 	}
-	if p, ok := v.Export().(*goja.Promise); ok {
+	// Only a promise is exported: Export of any other object copies it
+	// whole into Go maps (and runs its getters).
+	if obj, ok := v.(*goja.Object); ok && obj.ExportType() == promiseType {
+		p := obj.Export().(*goja.Promise)
 		switch p.State() {
 		case goja.PromiseStateFulfilled:
 			v = p.Result()
@@ -307,6 +318,9 @@ func (s *Script) invoke(r *runner, arg any, export func(*runner, goja.Value) err
 	}
 	return export(r, v)
 }
+
+// promiseType is the export type of a promise object.
+var promiseType = reflect.TypeFor[*goja.Promise]()
 
 // acquire takes a concurrency slot and a clean runtime, waiting no longer
 // than the call's own time limit.
@@ -349,10 +363,17 @@ func (s *Script) waitSlot(ctx context.Context) error {
 // release gives the slot back and the runtime too when it is clean; a
 // runtime that failed, timed out or may still be interrupted is dropped.
 func (s *Script) release(r *runner, clean bool) {
-	if r != nil && clean {
-		select {
-		case s.idle <- r:
-		default:
+	if r != nil {
+		kept := false
+		if clean {
+			select {
+			case s.idle <- r:
+				kept = true
+			default:
+			}
+		}
+		if !kept {
+			r.retire()
 		}
 	}
 	<-s.slots
