@@ -318,35 +318,6 @@ func TestTaskOwnedByCaller(t *testing.T) {
 	}
 }
 
-// TestTaskWithApprovalRefused: a tool that asks for approval and says
-// task fails the load, naming the tool; under a connector's task default
-// it loads, and its calls are plain.
-func TestTaskWithApprovalRefused(t *testing.T) {
-	marker := fmt.Sprintf("task-approval-%d", time.Now().UnixNano())
-	cfg := tasksCaddyfile(t, marker, "")
-	g := startGateway(t, cfg)
-	bad := strings.Replace(cfg, "task optional ttl 10m", "task optional ttl 10m\n\t\t\tapproval required", 1)
-	if err := g.load(bad); err == nil || !strings.Contains(err.Error(), `tool "slow": task: a tool that asks for approval cannot run as a task yet`) {
-		t.Fatalf("load: %v", err)
-	}
-	byDefault := strings.Replace(strings.Replace(cfg, "task optional ttl 10m", "approval required", 1),
-		"statement_timeout 60s", "statement_timeout 60s\n\t\t\ttask optional", 1)
-	if err := g.load(byDefault); err != nil {
-		t.Fatal(err)
-	}
-	c := legacyClient(t, g.URL, nil)
-	tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range tools.Tools {
-		want := tool.Name == "quick" || tool.Name == "report"
-		if got := tool.Execution != nil; got != want {
-			t.Errorf("tool %s: execution %+v", tool.Name, tool.Execution)
-		}
-	}
-}
-
 // modernTaskRequest posts a 2026-07-28 request of method with params
 // (their _meta added: the client declares the tasks extension when
 // declare is set) and the standard headers.
