@@ -27,12 +27,7 @@ import (
 func approvalTasksCaddyfile(t *testing.T, idp *testIdP, marker string) string {
 	return fmt.Sprintf(`SITE {
 	mcp /mcp {
-		auth sso jwt {
-			jwks_url %s
-			issuer %s
-			audience %s
-		}
-		default_auth sso
+		%s
 		connector main postgres %s {
 			statement_timeout 60s
 		}
@@ -62,7 +57,7 @@ func approvalTasksCaddyfile(t *testing.T, idp *testIdP, marker string) string {
 			task optional ttl 10m
 		}
 	}
-}`, idp.jwks.URL, authIssuer, authAudience, postgresURL(t), postgresURL(t), marker, marker, marker)
+}`, jwtDefaultAuth(idp), postgresURL(t), postgresURL(t), marker, marker, marker)
 }
 
 // approvalTaskCall is a 2026-07-28 request of method from a client that

@@ -279,18 +279,24 @@ func TestTaskCancelStopsPostgres(t *testing.T) {
 	}
 }
 
+// jwtDefaultAuth are the lines of an mcp block that verify every caller
+// with idp's JWTs: auth sso and default_auth sso.
+func jwtDefaultAuth(idp *testIdP) string {
+	return fmt.Sprintf(`auth sso jwt {
+			jwks_url %s
+			issuer %s
+			audience %s
+		}
+		default_auth sso`, idp.jwks.URL, authIssuer, authAudience)
+}
+
 // TestTaskOwnedByCaller: with a JWT default_auth, bob gets for alice's
 // task what an unknown id gets, on get, result and cancel, and the task
 // runs on for alice.
 func TestTaskOwnedByCaller(t *testing.T) {
 	idp := newTestIdP(t)
 	marker := fmt.Sprintf("task-owner-%d", time.Now().UnixNano())
-	g := startGateway(t, tasksCaddyfile(t, marker, fmt.Sprintf(`auth sso jwt {
-			jwks_url %s
-			issuer %s
-			audience %s
-		}
-		default_auth sso`, idp.jwks.URL, authIssuer, authAudience)))
+	g := startGateway(t, tasksCaddyfile(t, marker, jwtDefaultAuth(idp)))
 	alice := legacyClient(t, g.URL, bearer(idp.token(t, "alice", "", nil, time.Hour)))
 	bob := legacyClient(t, g.URL, bearer(idp.token(t, "bob", "", nil, time.Hour)))
 	ctx := context.Background()
