@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/edgemcp/edgemcp/caddymodule/approval"
+	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
 // A tool under an approval policy runs as a task once approved, on
@@ -205,5 +206,55 @@ func TestTaskAfterApprovalLegacy(t *testing.T) {
 	_, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "gated", Arguments: map[string]any{"seconds": 0.1}}})
 	if err == nil || !strings.Contains(err.Error(), "needs approval through elicitation") {
 		t.Errorf("gated, plainly: %v", err)
+	}
+}
+
+// TestTaskAfterApprovalAcrossNodes: two nodes sharing session_key and a
+// Redis (the cache's, which keeps both the tasks and the spent answers).
+// The question asked on A and accepted there makes a task that B answers;
+// the same accepted retry sent to B is refused as spent and makes none.
+func TestTaskAfterApprovalAcrossNodes(t *testing.T) {
+	marker := fmt.Sprintf("task-approval-nodes-%d", time.Now().UnixNano())
+	cfg := fmt.Sprintf(`	mcp /mcp {
+		session_key {env.EDGEMCP_SESSION_KEY}
+		cache {
+			redis %s
+			key_prefix %s
+		}
+		connector main postgres %q
+		tool gated {
+			description "Asks first, then runs only as a task"
+			use main
+			statement "SELECT '%s' AS tag"
+			approval required
+			task required
+		}
+	}`, testservices.RedisURL(t), testservices.RedisPrefix(t), postgresURL(t), marker)
+	a, b := startNode(t, "A", cfg), startNode(t, "B", cfg)
+	args := map[string]any{"name": "gated", "arguments": map[string]any{}}
+	r := approvalTaskCall(t, a.url, nil, "tools/call", "gated", args)
+	var q approvalQuestion
+	if r.Error != nil || json.Unmarshal(r.Result, &q) != nil || q.ResultType != "input_required" || q.RequestState == "" {
+		t.Fatalf("the question: %+v %s", r.Error, r.Result)
+	}
+	retry := map[string]any{"name": "gated", "arguments": map[string]any{}, "requestState": q.RequestState,
+		"inputResponses": map[string]any{approval.InputName: map[string]any{"action": "accept", "content": map[string]any{}}}}
+	handle := approvalTaskCall(t, a.url, nil, "tools/call", "gated", retry).detailed(t)
+	if handle.ResultType != "task" || handle.TaskID == "" {
+		t.Fatalf("the approved call on A: %+v", handle)
+	}
+	const reused = "approval: the answer was already used for a call: call again without it to be asked again"
+	if r := approvalTaskCall(t, b.url, nil, "tools/call", "gated", retry); r.Error == nil || r.Error.Code != -32000 || r.Error.Message != reused {
+		t.Fatalf("the approved call again on B: %+v %s, want -32000 %q", r.Error, r.Result, reused)
+	}
+	var done detailed
+	for deadline := time.Now().Add(10 * time.Second); done.Status != "completed"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("still %+v after 10s", done)
+		}
+		done = approvalTaskCall(t, b.url, nil, "tasks/get", "", map[string]any{"taskId": handle.TaskID}).detailed(t)
+	}
+	if !strings.Contains(string(done.Result), marker) {
+		t.Fatalf("the task's result on B: %s", done.Result)
 	}
 }
