@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/edgemcp/edgemcp/caddymodule/access"
+	"github.com/edgemcp/edgemcp/caddymodule/approval"
 	"github.com/edgemcp/edgemcp/caddymodule/fastpath"
 	"github.com/edgemcp/edgemcp/caddymodule/sourcetools"
 	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
@@ -71,20 +72,15 @@ func (c *TaskConfig) apply(t *pipeline.Tool) error {
 }
 
 // withTask applies own (a tool's task line) or else def (its connector's
-// or source's) to t. A tool that asks for approval does not run as a
-// task: its own task line is refused, a default passes it by.
+// or source's) to t. A tool that asks for approval runs as a task once
+// approved, on 2026-07-28 (the fast path's prepare); before that version
+// it is answered as one that does not (docs/tasks.md).
 func withTask(t *pipeline.Tool, own, def *TaskConfig) error {
 	c := own
 	if c == nil {
 		c = def
 	}
 	if c == nil || t.TaskPassthrough {
-		return nil
-	}
-	if t.Approval != nil {
-		if own != nil {
-			return fmt.Errorf("tool %q: task: a tool that asks for approval cannot run as a task yet; drop one of the two", t.Name)
-		}
 		return nil
 	}
 	return c.apply(t)
@@ -201,7 +197,7 @@ func (h *Handler) taskOptions() *fastpath.TaskOptions {
 		return nil
 	}
 	return &fastpath.TaskOptions{Runner: h.taskRunner, Caller: h.taskCaller, Identity: access.Identity,
-		SealKey: h.sessionIDs.Keys()[0], Upstream: h.taskUpstream, Listing: h.taskListing}
+		SealKey: h.sessionIDs.Keys()[0], Upstream: h.taskUpstream, Listing: h.taskListing, Answers: approval.WithAnswers}
 }
 
 // taskListing are the names of the sources that now list a caller's own

@@ -37,7 +37,7 @@ var taskScenarios = map[string]struct {
 	"tasks-mrtr-input": {passed: 1, failed: 3,
 		why: "every check needs a task that parks in input_required (confirm_delete, multi_input): a gateway task never asks for input while it runs"},
 	"tasks-mrtr-composition": {passed: 1, failed: 1,
-		why: "needs a required-task tool that first answers an InputRequiredResult: a tool that asks for approval does not run as a task"},
+		why: "directly, its rounds pass (test_tool_with_task asks for approval, then is a task) but the result must echo a name the question gathered: an approval gathers accept or decline; through the MCP source the upstream's question does not reach the client"},
 	// The suite skips its one check (its harness awaits a rewrite onto
 	// subscriptions/listen); the gateway pushes no task status anyway.
 	"tasks-status-notifications": {},
@@ -49,11 +49,15 @@ var taskScenarios = map[string]struct {
 // error, only as a task), protocol_error_job (a division by zero on the
 // server: a protocol error); and at /via the same tools through an MCP
 // source on the gateway's own /mcp, whose tasks pass through.
+// test_tool_with_task asks for approval and runs only as a task: the
+// 2026-07-28 question comes first, the approved retry makes the task.
 func taskConformanceCaddyfile(t *testing.T, port int) string {
 	dir := t.TempDir()
 	greet, failing := filepath.Join(dir, "greet.js"), filepath.Join(dir, "failing.js")
 	writeFile(t, greet, "export default ({ inputs }) => ({ content: [{ type: 'text', text: `Hello, ${inputs.name}!` }] })\n")
 	writeFile(t, failing, "export default () => ({ content: [{ type: 'text', text: 'the job failed' }], isError: true })\n")
+	approved := filepath.Join(dir, "approved.js")
+	writeFile(t, approved, "export default () => ({ content: [{ type: 'text', text: 'approved, then run as a task' }] })\n")
 	return fmt.Sprintf(`SITE {
 	mcp /mcp {
 		connector pg postgres %s {
@@ -77,6 +81,12 @@ func taskConformanceCaddyfile(t *testing.T, port int) string {
 			handler %s
 			task required
 		}
+		tool test_tool_with_task {
+			description "Asks for approval, then runs only as a task"
+			handler %s
+			approval required
+			task required
+		}
 		tool protocol_error_job {
 			description "A statement the database refuses"
 			use pg
@@ -89,7 +99,7 @@ func taskConformanceCaddyfile(t *testing.T, port int) string {
 			prefix off
 		}
 	}
-}`, postgresURL(t), greet, failing, port)
+}`, postgresURL(t), greet, failing, approved, port)
 }
 
 // TestConformanceTasks: the suite's task scenarios against the gateway's
@@ -117,6 +127,12 @@ func TestConformanceTasks(t *testing.T) {
 	wg.Go(func() { direct = conformanceOutput(dir, node, "conformance-next", g.URL, scenarios) })
 	wg.Go(func() { proxied = conformanceOutput(dir, node, "conformance-next", via, scenarios) })
 	wg.Wait()
+	// Directly, tasks-mrtr-composition fails on its last step only: the
+	// question, and the approved retry's task, pass.
+	const onlyEcho = `(expected "Alice"); got "approved, then run as a task"`
+	if !strings.Contains(direct, onlyEcho) {
+		t.Errorf("tasks-mrtr-composition directly: want its failure to be the echo only (%s)\n%s", onlyEcho, indent(direct))
+	}
 	for _, run := range []struct{ name, out string }{{"directly", direct}, {"through the MCP source", proxied}} {
 		got := map[string][2]int{}
 		for _, m := range scenarioLine.FindAllStringSubmatch(run.out, -1) {

@@ -279,18 +279,24 @@ func TestTaskCancelStopsPostgres(t *testing.T) {
 	}
 }
 
+// jwtDefaultAuth are the lines of an mcp block that verify every caller
+// with idp's JWTs: auth sso and default_auth sso.
+func jwtDefaultAuth(idp *testIdP) string {
+	return fmt.Sprintf(`auth sso jwt {
+			jwks_url %s
+			issuer %s
+			audience %s
+		}
+		default_auth sso`, idp.jwks.URL, authIssuer, authAudience)
+}
+
 // TestTaskOwnedByCaller: with a JWT default_auth, bob gets for alice's
 // task what an unknown id gets, on get, result and cancel, and the task
 // runs on for alice.
 func TestTaskOwnedByCaller(t *testing.T) {
 	idp := newTestIdP(t)
 	marker := fmt.Sprintf("task-owner-%d", time.Now().UnixNano())
-	g := startGateway(t, tasksCaddyfile(t, marker, fmt.Sprintf(`auth sso jwt {
-			jwks_url %s
-			issuer %s
-			audience %s
-		}
-		default_auth sso`, idp.jwks.URL, authIssuer, authAudience)))
+	g := startGateway(t, tasksCaddyfile(t, marker, jwtDefaultAuth(idp)))
 	alice := legacyClient(t, g.URL, bearer(idp.token(t, "alice", "", nil, time.Hour)))
 	bob := legacyClient(t, g.URL, bearer(idp.token(t, "bob", "", nil, time.Hour)))
 	ctx := context.Background()
@@ -315,35 +321,6 @@ func TestTaskOwnedByCaller(t *testing.T) {
 	res, err := alice.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: task.TaskId}})
 	if err != nil || !strings.Contains(res.Content[0].(mcp.TextContent).Text, `"slept":true`) {
 		t.Fatalf("alice's result: %+v %v", res, err)
-	}
-}
-
-// TestTaskWithApprovalRefused: a tool that asks for approval and says
-// task fails the load, naming the tool; under a connector's task default
-// it loads, and its calls are plain.
-func TestTaskWithApprovalRefused(t *testing.T) {
-	marker := fmt.Sprintf("task-approval-%d", time.Now().UnixNano())
-	cfg := tasksCaddyfile(t, marker, "")
-	g := startGateway(t, cfg)
-	bad := strings.Replace(cfg, "task optional ttl 10m", "task optional ttl 10m\n\t\t\tapproval required", 1)
-	if err := g.load(bad); err == nil || !strings.Contains(err.Error(), `tool "slow": task: a tool that asks for approval cannot run as a task yet`) {
-		t.Fatalf("load: %v", err)
-	}
-	byDefault := strings.Replace(strings.Replace(cfg, "task optional ttl 10m", "approval required", 1),
-		"statement_timeout 60s", "statement_timeout 60s\n\t\t\ttask optional", 1)
-	if err := g.load(byDefault); err != nil {
-		t.Fatal(err)
-	}
-	c := legacyClient(t, g.URL, nil)
-	tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range tools.Tools {
-		want := tool.Name == "quick" || tool.Name == "report"
-		if got := tool.Execution != nil; got != want {
-			t.Errorf("tool %s: execution %+v", tool.Name, tool.Execution)
-		}
 	}
 }
 

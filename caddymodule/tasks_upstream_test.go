@@ -146,18 +146,13 @@ func jwtTaskGateway(t *testing.T, idp *testIdP, url, session string) *gateway {
 	}
 	return startGateway(t, fmt.Sprintf(`SITE {
 	mcp /mcp {
-		auth sso jwt {
-			jwks_url %s
-			issuer %s
-			audience %s
-		}
-		default_auth sso
+		%s
 		source up mcp %s/mcp {
 			required
 			%s
 		}
 	}
-}`, idp.jwks.URL, authIssuer, authAudience, url, session))
+}`, jwtDefaultAuth(idp), url, session))
 }
 
 // TestTaskUpstreamOwnedByCaller: behind a JWT default_auth, the sealed id

@@ -389,8 +389,15 @@ type roundTripKey struct{}
 func WithRoundTrip(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if rt := req.Params.MultiRoundTripParams; len(rt.InputResponses) > 0 || rt.RequestState != "" {
-			ctx = context.WithValue(ctx, roundTripKey{}, rt)
+			ctx = WithAnswers(ctx, rt)
 		}
 		return next(ctx, req)
 	}
+}
+
+// WithAnswers is ctx carrying a 2026-07-28 call's inputResponses and
+// requestState for the approver, for a call mcp-go does not run (the fast
+// path's tasks).
+func WithAnswers(ctx context.Context, rt mcp.MultiRoundTripParams) context.Context {
+	return context.WithValue(ctx, roundTripKey{}, rt)
 }

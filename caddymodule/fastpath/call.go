@@ -42,6 +42,10 @@ type Call struct {
 	// its params._meta (where a 2026-07-28 client declares the tasks
 	// extension), for AnswerTask.
 	task, meta json.RawMessage
+	// answers and state are a 2026-07-28 retry's inputResponses and
+	// requestState (an approval's answer), for a call made a task after
+	// its approval.
+	answers, state json.RawMessage
 
 	direct bool // plain enough to be answered without mcp-go
 	// sessionless is the protocol version of a direct call on the

@@ -32,6 +32,7 @@ func (s *Server) Inspect(body []byte, r *http.Request) *Call {
 	c.Conversation = conversation(msg.Params.Meta)
 	c.ID = jsonrpc.DecodeID(msg.ID)
 	c.task, c.meta = msg.Params.Task, msg.Params.Meta
+	c.answers, c.state = msg.Params.InputResponses, msg.Params.RequestState
 	_, idIsString := c.ID.(string)
 	_, idIsNumber := c.ID.(float64)
 	// _meta (progress tokens, trace context; on 2026-07-28 anything beyond

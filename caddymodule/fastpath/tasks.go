@@ -48,6 +48,10 @@ type TaskOptions struct {
 	// Listing are the names of the sources that list a caller's own
 	// upstream tasks (TaskCapability.List), in a fixed order.
 	Listing func() []string
+	// Answers is ctx carrying a 2026-07-28 retry's inputResponses and
+	// requestState for the approver (approval.WithAnswers), as mcp-go's
+	// tool middleware carries them on a plain call; nil without approvals.
+	Answers func(ctx context.Context, rt mcp.MultiRoundTripParams) context.Context
 }
 
 // TaskHooks advertise the gateway's tasks, each protocol version's way
@@ -195,35 +199,49 @@ func (s *Server) callAsTask(w http.ResponseWriter, r *http.Request, c *Call) boo
 		return false // mcp-go refuses it, as any request whose headers disagree
 	}
 	asked, ttl := asksTask(c, isModern)
+	support := tool.Tasks
+	if tool.Approval != nil && !tool.TaskPassthrough && !isModern {
+		// Before 2026-07-28 the approval is an elicitation on the call's
+		// own stream, which only mcp-go holds, and it would have to be
+		// answered before the handle: such a tool is listed and answered
+		// as one that does not run as a task (jsonrpc.Tool).
+		support = pipeline.TaskForbidden
+		if asked {
+			writeMessage(w, r, errorMessage(c.RawID, &pipeline.TaskError{Code: codeMethodNotFound,
+				Message: fmt.Sprintf("tool %q asks for approval: it runs as a task only on protocol version 2026-07-28 and later; call it without params.task", c.Name)}))
+			return true
+		}
+	}
 	switch {
-	case !asked && tool.Tasks == pipeline.TaskRequired && isModern:
+	case !asked && support == pipeline.TaskRequired && isModern:
 		writeMessage(w, r, errorMessage(c.RawID, missingTasksCapability(
 			fmt.Sprintf("tool %q runs only as a task: declare the %s extension", c.Name, tasks.ExtensionID))))
 		return true
-	case !asked && tool.Tasks == pipeline.TaskRequired:
+	case !asked && support == pipeline.TaskRequired:
 		writeMessage(w, r, errorMessage(c.RawID, &pipeline.TaskError{Code: codeMethodNotFound,
 			Message: fmt.Sprintf("tool %q runs only as a task: send params.task", c.Name)}))
 		return true
 	case !asked:
 		return false
-	case tool.Tasks == pipeline.TaskForbidden && isModern:
+	case support == pipeline.TaskForbidden && isModern:
 		return false // the server decides: a plain answer
-	case tool.Tasks == pipeline.TaskForbidden:
+	case support == pipeline.TaskForbidden:
 		writeMessage(w, r, errorMessage(c.RawID, &pipeline.TaskError{Code: codeMethodNotFound,
 			Message: fmt.Sprintf("tool %q does not run as a task", c.Name)}))
 		return true
 	case tool.TaskPassthrough:
 		s.forwardTask(w, r, c, engine, tool, ttl, isModern)
 		return true
-	case tool.Approval != nil:
-		return false // never set together (withTask); answered plainly
 	}
 	s.startTask(w, r, c, engine, tool, ttl, isModern)
 	return true
 }
 
 // prepare runs the stages of c before the execution under its telemetry;
-// a nil call means the answer is written.
+// a nil call means the answer is written. On 2026-07-28 the approval is
+// one of them: a call without its answer is answered the question
+// (input_required, no task yet), and the retry that carries it, checked
+// and spent by the approver, goes on to be a task.
 func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *Call, engine *pipeline.Engine, tool *pipeline.Tool) (context.Context, Record, *pipeline.Call) {
 	ctx := WithCall(r.Context(), c)
 	info := RequestInfo(ctx, c)
@@ -231,10 +249,28 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *Call, engine
 	if args == nil {
 		args = map[string]any{}
 	}
+	if tool.Approval != nil {
+		var msg string
+		if ctx, msg = s.approvalContext(ctx, r, c); msg != "" {
+			writeMessage(w, r, errorMessage(c.RawID, &pipeline.TaskError{Code: codeInvalidParams, Message: msg}))
+			return ctx, nil, nil
+		}
+	}
 	ctx, rec := s.shell.StartCall(ctx, c.Registry, tool.Name)
-	call, _, perr := engine.Prepare(ctx, c.Name, args, info)
+	call, ask, perr := engine.Prepare(ctx, c.Name, args, info)
 	if call == nil && perr == nil {
-		perr = pipeline.Fail(pipeline.StageApproval, errors.New("asked for approval"), "the tool asks for approval and cannot run as a task")
+		// The approver's question, answered as the plain call would be.
+		out, perr := respond(ctx, rec, ask, protocolVersion(ctx, c))
+		rec.Finish(ctx, perr)
+		if perr != nil {
+			s.writeFailure(ctx, w, r, c.RawID, perr)
+			return ctx, rec, nil
+		}
+		if modern(r) {
+			jsonrpc.DecorateSessionless(out, &s.opts.ServerInfo)
+		}
+		writeResult(w, r, c.RawID, out)
+		return ctx, rec, nil
 	}
 	if perr != nil {
 		rec.Finish(ctx, perr)
@@ -242,6 +278,33 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *Call, engine
 		return ctx, rec, nil
 	}
 	return ctx, rec, call
+}
+
+// approvalContext is ctx with what the approver reads of a 2026-07-28
+// call, as mcp-go gives it to a plain one: the request's protocol
+// information (its _meta, read by mcp-go's own accessors) and the retry's
+// answers and state; msg says what is malformed, as mcp-go's -32602 would.
+func (s *Server) approvalContext(ctx context.Context, r *http.Request, c *Call) (_ context.Context, msg string) {
+	if !modern(r) {
+		return ctx, ""
+	}
+	var meta mcp.Meta
+	if json.Unmarshal(c.meta, &meta) != nil || meta.ClientCapabilities() == nil {
+		return ctx, "missing or invalid _meta field " + mcp.MetaKeyClientCapabilities
+	}
+	ctx = server.WithRequestProtocolInfo(ctx, &server.RequestProtocolInfo{Modern: true, ProtocolVersion: meta.ProtocolVersion(),
+		ClientInfo: meta.ClientInfo(), ClientCapabilities: meta.ClientCapabilities(), LogLevel: meta.LogLevel()})
+	var rt mcp.MultiRoundTripParams
+	if len(c.answers) > 0 && json.Unmarshal(c.answers, &rt.InputResponses) != nil {
+		return ctx, "invalid inputResponses"
+	}
+	if len(c.state) > 0 && json.Unmarshal(c.state, &rt.RequestState) != nil {
+		return ctx, "invalid requestState"
+	}
+	if s.opts.Tasks.Answers != nil && (len(rt.InputResponses) > 0 || rt.RequestState != "") {
+		ctx = s.opts.Tasks.Answers(ctx, rt)
+	}
+	return ctx, ""
 }
 
 // owner is the caller a task of call belongs to.

@@ -60,8 +60,11 @@ func WriteError(w http.ResponseWriter, status, code int, msg string) {
 func Tool(t *pipeline.Tool) mcp.Tool {
 	a := t.Annotations
 	var exec *mcp.ToolExecution
-	if t.Tasks != pipeline.TaskForbidden {
+	if t.Tasks != pipeline.TaskForbidden && (t.Approval == nil || t.TaskPassthrough) {
 		// A gateway task, or an upstream's passed through (docs/tasks.md).
+		// One that asks for approval first runs as a task only on
+		// 2026-07-28, whose tools say nothing of tasks; the listing is
+		// 2025-11-25's, where it does not (fastpath.Server.callAsTask).
 		exec = &mcp.ToolExecution{TaskSupport: mcp.TaskSupport(t.Tasks)}
 	}
 	return mcp.Tool{
