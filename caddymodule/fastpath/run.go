@@ -40,8 +40,8 @@ func (s *Server) ToolHandler(name string) server.ToolHandlerFunc {
 			return nil, perr
 		}
 		if raw != nil {
-			c.PassUpstream(raw)
-			return &mcp.CallToolResult{}, nil // replaced by raw; what mcp-go adds to it, raw has
+			c.PassResult(raw)
+			return &mcp.CallToolResult{}, nil // a stand-in: the Writer writes raw in its place
 		}
 		return out, nil
 	}
