@@ -43,3 +43,44 @@ func TestEncodeVerbatim(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkVerbatimResult: what writing a proxied result costs, as the
+// server sent it (EncodeVerbatim) and decoded into mcp-go's types and
+// encoded again (EncodeResult, then marshalled), for a one-line text
+// result and one with structuredContent of 40 rows.
+//
+//	go test ./caddymodule/jsonrpc -run '^$' -bench VerbatimResult -benchmem
+func BenchmarkVerbatimResult(b *testing.B) {
+	var rows []map[string]any
+	for i := range 40 {
+		rows = append(rows, map[string]any{"id": i, "name": "row name", "ok": i%2 == 0})
+	}
+	structured, _ := json.Marshal(map[string]any{"rows": rows})
+	text, _ := json.Marshal(string(structured))
+	for _, c := range []struct{ name, native string }{
+		{"text", `{"content":[{"type":"text","text":"echo: m1"}]}`},
+		{"structured", `{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + string(structured) + `}`},
+	} {
+		res := &pipeline.Result{Native: json.RawMessage(c.native), Verbatim: true}
+		b.Run(c.name+"/verbatim", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if EncodeVerbatim(res, "2025-11-25", nil) == nil {
+					b.Fatal("not written")
+				}
+			}
+		})
+		b.Run(c.name+"/decoded", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				out, perr := EncodeResult(res, "2025-11-25")
+				if perr != nil {
+					b.Fatal(perr)
+				}
+				if _, err := json.Marshal(out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
