@@ -1,19 +1,11 @@
 package caddymodule
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"go.uber.org/zap"
-
-	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 	"github.com/edgemcp/edgemcp/internal/testservices"
 )
 
@@ -30,8 +22,7 @@ func BenchmarkServeAgentQuery(b *testing.B) {
 	testservices.PostgresExec(b, conn, "CREATE TABLE "+schema+".a (id int PRIMARY KEY, v int)")
 	testservices.PostgresExec(b, conn, "INSERT INTO "+schema+".a SELECT i, i FROM generate_series(1, 10000) i")
 	testservices.PostgresExec(b, conn, "ANALYZE "+schema+".a")
-	h := new(Handler)
-	d := caddyfile.NewTestDispenser(fmt.Sprintf(`mcp {
+	post := benchHandler(b, fmt.Sprintf(`mcp {
 		connector pg postgres %q {
 			read_only
 		}
@@ -53,30 +44,7 @@ func BenchmarkServeAgentQuery(b *testing.B) {
 			requires guarded_list_tables
 		}
 	}`, postgresURL(b), schema))
-	if err := h.UnmarshalCaddyfile(d); err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
-	if err := h.Provision(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = h.Cleanup() }()
-	h.calls = telemetry.NewRecorder(zap.NewNop())
-	post := func(body string, header map[string]string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range header {
-			r.Header.Set(k, v)
-		}
-		w := httptest.NewRecorder()
-		_ = h.ServeHTTP(w, r, nil)
-		return w
-	}
-	init := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`, nil)
-	session := map[string]string{"Mcp-Session-Id": init.Header().Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-11-25"}
-	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+	session := benchSession(b, post)
 	call := func(tool string, args any) string {
 		a, _ := json.Marshal(args)
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, tool, a)

@@ -1,20 +1,12 @@
 package caddymodule
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"go.uber.org/zap"
-
-	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
 )
 
 // BenchmarkServeTaskRound prints what a task round costs through
@@ -25,8 +17,7 @@ import (
 //
 //	go test ./caddymodule -run '^$' -bench ServeTaskRound -benchmem
 func BenchmarkServeTaskRound(b *testing.B) {
-	h := new(Handler)
-	d := caddyfile.NewTestDispenser(fmt.Sprintf(`mcp {
+	serve := benchHandler(b, fmt.Sprintf(`mcp {
 		connector lite sqlite %s
 		cache
 		tool one {
@@ -38,34 +29,8 @@ func BenchmarkServeTaskRound(b *testing.B) {
 			task optional
 		}
 	}`, filepath.Join(b.TempDir(), "bench.db")))
-	if err := h.UnmarshalCaddyfile(d); err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
-	if err := h.Provision(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = h.Cleanup() }()
-	h.calls = telemetry.NewRecorder(zap.NewNop())
-	var header map[string]string
-	post := func(body string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range header {
-			r.Header.Set(k, v)
-		}
-		w := httptest.NewRecorder()
-		_ = h.ServeHTTP(w, r, nil)
-		return w
-	}
-	session := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`).Header().Get("Mcp-Session-Id")
-	if session == "" {
-		b.Fatal("no session")
-	}
-	header = map[string]string{"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"}
-	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	header := benchSession(b, serve)
+	post := func(body string) *httptest.ResponseRecorder { return serve(body, header) }
 	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"one","arguments":{"x":42}%s}}`
 
 	b.Run("plain", func(b *testing.B) {

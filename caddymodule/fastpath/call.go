@@ -55,6 +55,7 @@ type Call struct {
 	mu       sync.Mutex
 	err      *pipeline.Error
 	upstream json.RawMessage // the upstream's own result of a forwarded request
+	whole    bool            // upstream is the whole result (PassResult), not merged with mcp-go's
 	// cacheHint is the hints of a resources/read result (ReadCacheHints).
 	cacheHint *pipeline.CacheHint
 }

@@ -85,11 +85,11 @@ func (s *Server) Answer(w http.ResponseWriter, r *http.Request, c *Call) bool {
 		args = map[string]any{}
 	}
 	s.opts.DirectCalls.Inc()
-	// A Canonical result (a cache hit of a source's result) or an Encoded
-	// one (a DB tool's cache hit) is written as the bytes it is (for a
-	// sessionless client, with what mcp-go adds spliced in); any other is
-	// encoded here, as mcp-go would.
-	res, raw, perr := s.callTool(ctx, c.Registry, tool.Name, args, RequestInfo(ctx, c), true)
+	// A Canonical result (a cache hit of a source's result), an Encoded
+	// one (a DB tool's cache hit) or a Verbatim one (an MCP server's own)
+	// is written as the bytes it is (for a sessionless client, with what
+	// mcp-go adds spliced in); any other is encoded here, as mcp-go would.
+	res, raw, perr := s.callTool(ctx, c.Registry, tool.Name, args, RequestInfo(ctx, c), anyRaw)
 	if res != nil && perr == nil {
 		if c.sessionless != "" {
 			jsonrpc.DecorateSessionless(res, &s.opts.ServerInfo)

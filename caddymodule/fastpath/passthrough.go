@@ -56,13 +56,27 @@ func (c *Call) PassUpstream(result json.RawMessage) {
 	c.mu.Unlock()
 }
 
+// PassResult records the whole result of a tools/call, an upstream's own
+// with what the gateway adds already in it (jsonrpc.EncodeVerbatim),
+// written in place of mcp-go's encoding of a stand-in without merging
+// the two: the bytes are the direct path's.
+func (c *Call) PassResult(result json.RawMessage) {
+	c.mu.Lock()
+	c.upstream, c.whole = result, true
+	c.mu.Unlock()
+}
+
 // passOn is p with the upstream's result or the sources' list entries in
 // place of mcp-go's; false when there is nothing to replace in p.
 func (c *Call) passOn(p []byte) ([]byte, bool) {
 	c.mu.Lock()
-	upstream := c.upstream
+	upstream, whole := c.upstream, c.whole
 	c.mu.Unlock()
 	switch {
+	case whole:
+		return rewriteMessage(p, func(msg []byte) ([]byte, bool) {
+			return editResult(msg, c.ID, func([]byte) ([]byte, error) { return upstream, nil })
+		})
 	case upstream != nil:
 		return rewriteMessage(p, func(msg []byte) ([]byte, bool) {
 			return editResult(msg, c.ID, func(ours []byte) ([]byte, error) { return mergeUpstream(upstream, ours) })

@@ -24,12 +24,24 @@ func (s *Server) ToolHandler(name string) server.ToolHandlerFunc {
 		if c != nil && c.Name == req.Params.Name && c.Args != nil {
 			args = c.Args // decoded with UseNumber: integers beyond 2^53 stay exact
 		}
-		out, perr := s.RunTool(ctx, s.registryOf(c), name, args, RequestInfo(ctx, c))
+		// A server's own result (Verbatim) is written by the Writer in
+		// place of mcp-go's encoding of what is returned here, as the
+		// direct path writes it (jsonrpc.EncodeVerbatim): the Writer
+		// rewrites the answer to c's request, so only that request may.
+		mode := decoded
+		if c != nil && c.Name == req.Params.Name {
+			mode = verbatimRaw
+		}
+		out, raw, perr := s.callTool(ctx, s.registryOf(c), name, args, RequestInfo(ctx, c), mode)
 		if perr != nil {
 			if c != nil {
 				c.Fail(perr)
 			}
 			return nil, perr
+		}
+		if raw != nil {
+			c.PassResult(raw)
+			return &mcp.CallToolResult{}, nil // a stand-in: the Writer writes raw in its place
 		}
 		return out, nil
 	}
@@ -50,21 +62,38 @@ func (s *Server) registryOf(c *Call) Registry {
 // error text is replaced by its code and the request id after the call is
 // logged (the debug line keeps the full text).
 func (s *Server) RunTool(ctx context.Context, reg Registry, name string, args map[string]any, info *pipeline.RequestInfo) (*mcp.CallToolResult, *pipeline.Error) {
-	out, _, perr := s.callTool(ctx, reg, name, args, info, false)
+	out, _, perr := s.callTool(ctx, reg, name, args, info, decoded)
 	return out, perr
 }
 
-// callTool is RunTool for a caller that can write a result's bytes
-// (the direct path): with raw set, a Canonical or Encoded result comes
-// back as those bytes (rawOut, _meta added) instead of decoded into out.
-func (s *Server) callTool(ctx context.Context, reg Registry, name string, args map[string]any, info *pipeline.RequestInfo, raw bool) (out *mcp.CallToolResult, rawOut json.RawMessage, perr *pipeline.Error) {
+// rawMode is which results callTool hands back as the bytes to write
+// instead of decoded into mcp-go's types.
+type rawMode uint8
+
+const (
+	decoded rawMode = iota // none: RunTool (call_tool, a request without a Call)
+	// verbatimRaw: a server's own result (pipeline.Result.Verbatim), for
+	// mcp-go's handler, whose answer the Writer then rewrites.
+	verbatimRaw
+	// anyRaw: that, a Canonical or Encoded result, and a Value result
+	// encoded here (jsonrpc.EncodedValueResult): the direct path.
+	anyRaw
+)
+
+// callTool is RunTool for a caller that can write a result's bytes: the
+// results mode names come back as those bytes (rawOut, with _meta and
+// what the protocol version adds) instead of decoded into out.
+func (s *Server) callTool(ctx context.Context, reg Registry, name string, args map[string]any, info *pipeline.RequestInfo, mode rawMode) (out *mcp.CallToolResult, rawOut json.RawMessage, perr *pipeline.Error) {
 	ctx, rec := s.shell.StartCall(ctx, reg, name)
 	res, perr := reg.Tools().Engine.Call(ctx, name, args, info)
 	if perr == nil {
-		if raw {
+		if mode == anyRaw {
 			res = jsonrpc.EncodedValueResult(res)
 		}
-		if raw && (res.Canonical || res.Encoded != nil) {
+		switch {
+		case mode != decoded && res.Verbatim && res.Native != nil:
+			rawOut = s.respondVerbatim(ctx, rec, res, info.ProtocolVersion)
+		case mode == anyRaw && (res.Canonical || res.Encoded != nil):
 			rawOut, perr = s.respondRaw(ctx, rec, res, info.ProtocolVersion)
 		}
 		if rawOut == nil && perr == nil {
@@ -121,6 +150,15 @@ func (s *Server) respondRaw(ctx context.Context, rec Record, res *pipeline.Resul
 		end(nil)
 	}
 	return out, perr
+}
+
+// respondVerbatim is respond for a Verbatim result
+// (jsonrpc.EncodeVerbatim); nil when respond must decode it after all.
+func (s *Server) respondVerbatim(ctx context.Context, rec Record, res *pipeline.Result, version string) json.RawMessage {
+	_, end := rec.Stage(ctx, nil, pipeline.StageResponse)
+	out := jsonrpc.EncodeVerbatim(res, version, &s.opts.ServerInfo)
+	end(nil)
+	return out
 }
 
 // RequestInfo is what the pipeline gets of the HTTP request of a call,

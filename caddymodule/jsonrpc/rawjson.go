@@ -5,6 +5,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"strings"
+	"unicode/utf8"
 )
 
 // What a proxied MCP server sends is passed on as it sent it, fields the
@@ -18,28 +20,94 @@ import (
 var errNotJSONObject = errors.New("not a JSON object")
 
 // Members calls fn with each member of the JSON object obj: its key and
-// the byte range of its value in obj. fn returns false to stop.
+// the byte range of its value in obj. fn returns false to stop. It scans
+// obj once checked (json.Valid), without decoding it: it runs on every
+// proxied result and list entry the gateway passes on.
 func Members(obj []byte, fn func(key string, start, end int) bool) error {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	i := skipSpace(obj, 0)
+	if i == len(obj) || obj[i] != '{' || !json.Valid(obj) {
 		return errNotJSONObject
 	}
-	for dec.More() {
-		tok, err := dec.Token()
+	i++
+	for {
+		i = skipSpace(obj, i)
+		switch obj[i] {
+		case '}':
+			return nil
+		case ',':
+			i = skipSpace(obj, i+1)
+		}
+		keyEnd := stringEnd(obj, i)
+		key, err := keyOf(obj[i:keyEnd])
 		if err != nil {
 			return err
 		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
-		end := int(dec.InputOffset())
-		if !fn(key, end-len(v), end) {
+		start := skipSpace(obj, skipSpace(obj, keyEnd)+1) // past the colon
+		end := valueEnd(obj, start)
+		if !fn(key, start, end) {
 			return nil
 		}
+		i = end
 	}
-	return nil
+}
+
+// The scanners below read JSON that json.Valid accepted: each returns
+// where what starts at i ends.
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd: b[i] is a string's opening quote.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; ; j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+}
+
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; ; j++ {
+			switch b[j] {
+			case '"':
+				j = stringEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+	}
+	j := i // a number, true, false or null
+	for j < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[j])) {
+		j++
+	}
+	return j
+}
+
+// keyOf is the key a quoted member name spells (invalid UTF-8 read as
+// encoding/json reads it).
+func keyOf(quoted []byte) (string, error) {
+	if bytes.IndexByte(quoted, '\\') < 0 && utf8.Valid(quoted) {
+		return string(quoted[1 : len(quoted)-1]), nil
+	}
+	var key string
+	err := json.Unmarshal(quoted, &key)
+	return key, err
 }
 
 // Elements calls fn with the byte range of each element of the JSON

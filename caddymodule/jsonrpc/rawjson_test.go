@@ -1,6 +1,9 @@
 package jsonrpc
 
 import (
+	"bytes"
+	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -42,4 +45,84 @@ func TestMergeResult(t *testing.T) {
 			t.Errorf("MergeResult(%s, %s) = %s, %v; want %s", c.up, c.ours, got, err, c.want)
 		}
 	}
+}
+
+// TestMembersScansAsDecoderDoes: Members, which scans without decoding,
+// gives the keys and value ranges encoding/json's decoder gives, for every
+// kind of value, escapes and white space; what is not a valid object is
+// refused.
+func TestMembersScansAsDecoderDoes(t *testing.T) {
+	for _, obj := range []string{
+		`{}`, ` { } `, `{"a":1}`, "{\n \"a\" :\t-1.5e3 ,\r\n\"b\":[1,[2,{}],\"]\"] }\n",
+		`{"q\"k":"v\\","\u0061":{"x":"}","y":[]},"t":true,"f":false,"n":null}`,
+		`{"s":"\\\"","o":{"a":{"b":{"c":"{["}}},"e":"é\u2028<"}`,
+		`{"content":[{"type":"text","text":"hi"}],"_meta":{"k":"v"},"isError":false}`,
+	} {
+		got, err := scanned([]byte(obj))
+		if err != nil {
+			t.Errorf("%s: %v", obj, err)
+			continue
+		}
+		if want := decoded([]byte(obj)); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got  %v\n want %v", obj, got, want)
+		}
+	}
+	for _, bad := range []string{``, `[]`, `"x"`, `{"a":}`, `{"a":1,}`, `{"a":tru}`, `{"a":1} x`, `{"a"`, `{"a":01}`} {
+		if err := Members([]byte(bad), func(string, int, int) bool { return true }); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+type member struct {
+	key        string
+	start, end int
+}
+
+func scanned(obj []byte) ([]member, error) {
+	var out []member
+	err := Members(obj, func(key string, start, end int) bool {
+		out = append(out, member{key, start, end})
+		return true
+	})
+	return out, err
+}
+
+// decoded is what Members gave when it was written with encoding/json's
+// decoder: the reference it is held to.
+func decoded(obj []byte) []member {
+	var out []member
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		tok, _ := dec.Token()
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+		end := int(dec.InputOffset())
+		out = append(out, member{tok.(string), end - len(v), end})
+	}
+	return out
+}
+
+// FuzzMembers: on any valid JSON object Members agrees with the decoder;
+// anything else it refuses.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[1,{"b":"}"}],"c":"\\\""}`, ` {"\u0061" : null } `, `[1]`, `{"a":1}x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		got, err := scanned(obj)
+		trimmed := bytes.TrimSpace(obj)
+		isObject := json.Valid(obj) && len(trimmed) > 0 && trimmed[0] == '{'
+		if (err == nil) != isObject {
+			t.Fatalf("%q: error %v, valid object %v", obj, err, isObject)
+		}
+		if err == nil && !reflect.DeepEqual(got, decoded(obj)) {
+			t.Fatalf("%q:\n got  %v\n want %v", obj, got, decoded(obj))
+		}
+	})
 }

@@ -418,6 +418,25 @@ func TestCanonicalizedOnce(t *testing.T) {
 	}
 }
 
+// TestVerbatimKeptAsSent: an MCP server's own result (Verbatim) is stored
+// as it sent it, not canonicalized, and every answer from the entry is
+// those bytes marked Verbatim, so that a hit is written as the call that
+// filled the entry was.
+func TestVerbatimKeptAsSent(t *testing.T) {
+	c := newCache(t, Config{Canonicalize: func(json.RawMessage) (json.RawMessage, bool) {
+		t.Error("a Verbatim result was canonicalized")
+		return nil, false
+	}})
+	sent := json.RawMessage(`{"x-unmodelled":1,"content":[],"isError":false}`)
+	tool := cachedTool(c, "verbatim", executorFunc(func() *pipeline.Result { return &pipeline.Result{Native: sent, Verbatim: true} }), pipeline.CachePolicy{TTL: time.Minute})
+	for i := range 3 {
+		res, err := tool.Executor.Execute(context.Background(), &pipeline.Call{Tool: tool})
+		if err != nil || string(res.Native) != string(sent) || !res.Verbatim || res.Canonical {
+			t.Fatalf("answer %d: %s verbatim=%v canonical=%v %v", i, res.Native, res.Verbatim, res.Canonical, err)
+		}
+	}
+}
+
 type executorFunc func() *pipeline.Result
 
 func (f executorFunc) Execute(context.Context, *pipeline.Call) (*pipeline.Result, error) {

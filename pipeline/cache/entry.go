@@ -22,7 +22,12 @@ const (
 	// (Config.Encode): two big-endian uint32, where the value's JSON
 	// starts in the encoding and how long it is, then the encoding.
 	// Versions before it read such an entry as a miss.
-	kindEncoded      byte = 4
+	kindEncoded byte = 4
+	// kindVerbatim is an MCP server's own result as it sent it
+	// (Result.Verbatim), which the gateway writes as it is: a hit is
+	// written as the call that filled the entry was. Versions before it
+	// read such an entry as a miss.
+	kindVerbatim     byte = 5
 	headerLen             = 1 + 8 + 8
 	encodedHeaderLen      = 4 + 4
 )
@@ -45,6 +50,8 @@ func (c *Cache) encodeEntry(res *pipeline.Result, now time.Time, ttl time.Durati
 	var at, n int
 	if res.Canonical {
 		kind = kindCanonical
+	} else if res.Verbatim && res.Native != nil {
+		kind = kindVerbatim
 	} else if res.Native != nil && c.canonicalize != nil {
 		if b, ok := c.canonicalize(res.Native); ok {
 			kind, payload = kindCanonical, b
@@ -83,7 +90,7 @@ func (c *Cache) encodeEntry(res *pipeline.Result, now time.Time, ttl time.Durati
 // decodeEntry reads what encodeEntry wrote; ok is false for anything else
 // (a foreign or truncated value in Redis is a miss, never an error).
 func decodeEntry(b []byte) (entry, bool) {
-	if len(b) < headerLen || b[0] < kindValue || b[0] > kindEncoded {
+	if len(b) < headerLen || b[0] < kindValue || b[0] > kindVerbatim {
 		return entry{}, false
 	}
 	e := entry{
@@ -118,8 +125,8 @@ func (e entry) usableStale(now time.Time, window time.Duration) bool {
 // response stage writes it verbatim), except when an output mapper will
 // read it: scripts get plain values, as on an uncached call.
 func (e entry) result(call *pipeline.Call) (*pipeline.Result, error) {
-	if e.kind == kindNative || e.kind == kindCanonical {
-		return &pipeline.Result{Native: json.RawMessage(e.payload), Canonical: e.kind == kindCanonical}, nil
+	if e.kind == kindNative || e.kind == kindCanonical || e.kind == kindVerbatim {
+		return &pipeline.Result{Native: json.RawMessage(e.payload), Canonical: e.kind == kindCanonical, Verbatim: e.kind == kindVerbatim}, nil
 	}
 	value := e.payload
 	if e.kind == kindEncoded {

@@ -2,13 +2,11 @@ package mcp
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/edgemcp/edgemcp/internal/testservices"
 	"github.com/edgemcp/edgemcp/pipeline"
 )
 
@@ -19,15 +17,9 @@ import (
 //
 //	go test ./sources/mcp -run '^$' -bench ProxiedCall -benchmem
 func BenchmarkProxiedCall(b *testing.B) {
-	m := server.NewMCPServer("echo", "1", server.WithToolCapabilities(true))
-	m.AddTool(mcp.NewTool("echo", mcp.WithString("message")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText("echo: " + req.GetString("message", "")), nil
-	})
-	srv := httptest.NewServer(server.NewStreamableHTTPServer(m))
-	b.Cleanup(srv.Close)
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 	b.Cleanup(cancel)
-	src := &Source{URL: srv.URL + "/mcp", Transport: TransportStreamable}
+	src := &Source{URL: testservices.StartEchoUpstream(b), Transport: TransportStreamable}
 	if err := src.Provision(ctx); err != nil {
 		b.Fatal(err)
 	}
