@@ -1,19 +1,12 @@
 package caddymodule
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/edgemcp/edgemcp/caddymodule/telemetry"
-	"go.uber.org/zap"
 )
 
 // BenchmarkServeCall prints what one tools/call costs through ServeHTTP,
@@ -34,8 +27,7 @@ func BenchmarkServeCall(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(scripts, "hello", "handler.js"), []byte(hello), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	h := new(Handler)
-	d := caddyfile.NewTestDispenser(fmt.Sprintf(`mcp {
+	post := benchHandler(b, fmt.Sprintf(`mcp {
 		scripts_dir %s
 		connector lite sqlite %s
 		cache
@@ -51,34 +43,7 @@ func BenchmarkServeCall(b *testing.B) {
 			input name string default "world"
 		}
 	}`, scripts, filepath.Join(b.TempDir(), "bench.db")))
-	if err := h.UnmarshalCaddyfile(d); err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
-	if err := h.Provision(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = h.Cleanup() }()
-	h.calls = telemetry.NewRecorder(zap.NewNop()) // no log line: the figures are the path's
-	post := func(body string, header map[string]string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range header {
-			r.Header.Set(k, v)
-		}
-		w := httptest.NewRecorder()
-		_ = h.ServeHTTP(w, r, nil)
-		return w
-	}
-	init := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`, nil)
-	session := init.Header().Get("Mcp-Session-Id")
-	if session == "" {
-		b.Fatalf("no session: %d %s", init.Code, init.Body)
-	}
-	inSession := map[string]string{"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"}
-	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, inSession)
+	inSession := benchSession(b, post)
 	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"one","arguments":{"x":42}%s}}`
 	const sessionless = `,"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
 	for _, c := range []struct {
