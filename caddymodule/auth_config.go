@@ -100,20 +100,26 @@ func (h *Handler) provisionAuth(ctx caddy.Context) error {
 			telemetry.ExposeScriptPool(h, "auth "+cfg.Name, ps)
 		}
 	}
-	if h.DefaultAuth == nil {
-		h.endpointAuth = h.newEndpointAuth()
-		return nil
+	return h.gateWith(h.DefaultAuth, "default_auth")
+}
+
+// gateWith sets the handler's auth gate (an endpoint's, or a toolset
+// view's) from def, its default_auth, or without one when def is nil: the
+// gate still runs (it remembers the providers' answers). where names def
+// in errors.
+func (h *Handler) gateWith(def *DefaultAuthConfig, where string) error {
+	if def != nil {
+		check, err := h.authCheck(&def.AuthPolicyConfig, where)
+		if err != nil {
+			return err
+		}
+		h.defaultAuth = check
+		var servers []string
+		if l, ok := check.Provider.(AuthorizationServerLister); ok {
+			servers = l.AuthorizationServerURLs()
+		}
+		h.metadata = h.resourceMetadata(servers)
 	}
-	check, err := h.authCheck(&h.DefaultAuth.AuthPolicyConfig, "default_auth")
-	if err != nil {
-		return err
-	}
-	h.defaultAuth = check
-	var servers []string
-	if l, ok := check.Provider.(AuthorizationServerLister); ok {
-		servers = l.AuthorizationServerURLs()
-	}
-	h.metadata = h.resourceMetadata(servers)
 	h.endpointAuth = h.newEndpointAuth()
 	return nil
 }

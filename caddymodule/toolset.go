@@ -213,25 +213,8 @@ func toolsetDefault(ts *ToolsetConfig, endpoint *DefaultAuthConfig) *DefaultAuth
 // toolsetAuth sets the view's auth gate from toolsetDefault.
 func (v *Handler) toolsetAuth(ts *ToolsetConfig, endpoint *DefaultAuthConfig) error {
 	def := toolsetDefault(ts, endpoint)
-	if def == nil {
-		// No default_auth and no auth of its own: the gate still runs
-		// (it remembers the providers' answers), with the view's catalog.
-		v.endpointAuth = v.newEndpointAuth()
-		return nil
-	}
-	v.DefaultAuth = def
-	check, err := v.authCheck(&def.AuthPolicyConfig, fmt.Sprintf("toolset %q", ts.Name))
-	if err != nil {
-		return err
-	}
-	v.defaultAuth = check
-	var servers []string
-	if l, ok := check.Provider.(AuthorizationServerLister); ok {
-		servers = l.AuthorizationServerURLs()
-	}
-	v.metadata = v.resourceMetadata(servers)
-	v.endpointAuth = v.newEndpointAuth()
-	return nil
+	v.DefaultAuth = def // nil: no default_auth and no auth of its own
+	return v.gateWith(def, fmt.Sprintf("toolset %q", ts.Name))
 }
 
 // toolsetOwner is the owner of the sessions opened at a toolset's path:
