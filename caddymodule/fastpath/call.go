@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/edgemcp/edgemcp/pipeline"
 )
@@ -46,6 +47,10 @@ type Call struct {
 	// requestState (an approval's answer), for a call made a task after
 	// its approval.
 	answers, state json.RawMessage
+
+	// events counts the SSE events written on the request's own answer
+	// (Writer), for mcpPeer.settle on a request without a session.
+	events atomic.Int64
 
 	direct bool // plain enough to be answered without mcp-go
 	// sessionless is the protocol version of a direct call on the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,23 +39,37 @@ func withPeer(ctx context.Context, req mcp.CallToolRequest, sessions *ClientSess
 }
 
 // settleWait bounds how long a call's result waits for its notifications
-// to leave the session's queue.
+// to be written.
 const settleWait = 100 * time.Millisecond
 
-// settle lets the notifications the call sent leave the session's queue
-// before its result does. mcp-go's POST handler drops a notification its
-// forwarder took off the queue just as the handler returned (the last
-// progress or log message of a tool is sent right before its result), and
-// another goroutine (the client's GET stream) may be the one that takes it.
+// settle lets the notifications the call sent be written before its
+// result is. mcp-go's POST handler drops a notification its forwarder took
+// off the session's queue just as the handler returned (the last progress
+// or log message of a tool is sent right before its result), and another
+// goroutine (the client's GET stream) may be the one that takes it. So the
+// handler waits until as many events as the call queued were written on
+// the session's streams (ClientSessions.eventsOf counts them), or on the
+// request's own answer when it has no session (2026-07-28), bounded by
+// settleWait: an event of another call may count for one of ours, which
+// only shortens the wait.
 func (p *mcpPeer) settle() {
-	if !p.sent.Load() {
+	queued := p.queued.Load()
+	if queued == 0 {
 		return
 	}
 	q := p.sess.NotificationChannel()
-	for deadline := time.Now().Add(settleWait); len(q) > 0 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
+	written := func() bool {
+		if p.events == nil { // no count to wait on: a request the shell did not inspect
+			return len(q) == 0
+		}
+		return p.events.Load()-p.base >= queued
 	}
-	time.Sleep(time.Millisecond) // for the taker to write it
+	for deadline := time.Now().Add(settleWait); !written() && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Microsecond)
+	}
+	if p.events == nil {
+		time.Sleep(time.Millisecond) // for the taker to write it
+	}
 }
 
 // mcpPeer is one call's downstream client. ctx is the call's handler
@@ -65,7 +80,11 @@ type mcpPeer struct {
 	sess     server.ClientSession
 	sessions *ClientSessions // which sessions set a log level
 	token    mcp.ProgressToken
-	sent     atomic.Bool // a notification was queued
+
+	once   sync.Once
+	events *atomic.Int64 // events written where the call's notifications go (settle)
+	base   int64         // events before the call's first notification
+	queued atomic.Int64  // notifications the call queued
 }
 
 func (p *mcpPeer) SessionID() string  { return p.sess.SessionID() }
@@ -82,17 +101,32 @@ func (p *mcpPeer) Progress(progress float64, total *float64, message string) err
 	if message != "" {
 		params["message"] = message
 	}
-	err := p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), params)
-	p.sent.Store(p.sent.Load() || err == nil)
-	return err
+	return p.send(string(mcp.MethodNotificationProgress), params)
 }
 
 func (p *mcpPeer) Log(level string, params map[string]any) error {
 	if !p.sessions.logPasses(p.ctx, p.sess, mcp.LoggingLevel(level)) {
 		return nil
 	}
-	err := p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationMessage), params)
-	p.sent.Store(p.sent.Load() || err == nil)
+	return p.send(string(mcp.MethodNotificationMessage), params)
+}
+
+// send queues a notification for the session's streams, counting it for
+// settle.
+func (p *mcpPeer) send(method string, params map[string]any) error {
+	p.once.Do(func() {
+		p.events = p.sessions.eventsOf(p.sess.SessionID())
+		if c := CallFrom(p.ctx); p.events == nil && c != nil {
+			p.events = &c.events // a request without a session: its answer is the one stream
+		}
+		if p.events != nil {
+			p.base = p.events.Load()
+		}
+	})
+	err := p.srv.SendNotificationToClient(p.ctx, method, params)
+	if err == nil {
+		p.queued.Add(1)
+	}
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -26,15 +27,27 @@ import (
 // server, by id, recorded by its session hooks (Hooks): mcp-go does not
 // look its sessions up for others.
 type ClientSessions struct {
-	m       sync.Map
+	m       sync.Map // id → *clientSession
 	leveled sync.Map // ids of the sessions that set a log level (logPasses)
+}
+
+// clientSession is one session and the count of events written on any of
+// its streams (Writer), by which a call knows its notifications left
+// (mcpPeer.settle).
+type clientSession struct {
+	sess   server.ClientSession
+	events atomic.Int64
 }
 
 // Hooks adds the hooks that keep c.
 func (c *ClientSessions) Hooks(hooks *server.Hooks) {
-	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) { c.m.Store(s.SessionID(), s) })
+	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
+		c.m.Store(s.SessionID(), &clientSession{sess: s})
+	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
-		c.m.CompareAndDelete(s.SessionID(), s)
+		if e, ok := c.m.Load(s.SessionID()); ok && e.(*clientSession).sess == s {
+			c.m.CompareAndDelete(s.SessionID(), e)
+		}
 		c.leveled.Delete(s.SessionID())
 	})
 	hooks.AddAfterSetLevel(func(ctx context.Context, _ any, _ *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
@@ -45,9 +58,19 @@ func (c *ClientSessions) Hooks(hooks *server.Hooks) {
 }
 
 func (c *ClientSessions) get(id string) server.ClientSession {
-	s, _ := c.m.Load(id)
-	cs, _ := s.(server.ClientSession)
-	return cs
+	if e, ok := c.m.Load(id); ok {
+		return e.(*clientSession).sess
+	}
+	return nil
+}
+
+// eventsOf is the count of events written on the streams of session id,
+// nil for a session this server does not know.
+func (c *ClientSessions) eventsOf(id string) *atomic.Int64 {
+	if e, ok := c.m.Load(id); ok {
+		return &e.(*clientSession).events
+	}
+	return nil
 }
 
 // directPeerFor is the peer of a direct call that may talk back, or nil

@@ -126,5 +126,6 @@ func (s *Server) Relay(w http.ResponseWriter, r *http.Request, body []byte, sess
 	if body != nil {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	s.streamable.ServeHTTP(&Writer{inner: w, call: CallFrom(r.Context()), shell: s.shell, session: session}, r)
+	s.streamable.ServeHTTP(&Writer{inner: w, call: CallFrom(r.Context()), shell: s.shell, session: session,
+		events: s.sessions.eventsOf(r.Header.Get("Mcp-Session-Id"))}, r)
 }

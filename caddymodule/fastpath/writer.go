@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/edgemcp/edgemcp/caddymodule/jsonrpc"
 	"github.com/edgemcp/edgemcp/pipeline"
@@ -39,6 +40,9 @@ type Writer struct {
 	// (Shell.SealEvent).
 	shell   Shell
 	session string
+	// events counts the SSE events written on the session's streams
+	// (ClientSessions.eventsOf); nil outside a known session.
+	events *atomic.Int64
 }
 
 func (m *Writer) Header() http.Header         { return m.inner.Header() }
@@ -58,8 +62,19 @@ func (m *Writer) Write(p []byte) (int, error) {
 	if _, err := m.inner.Write(p); err != nil {
 		return 0, err
 	}
+	if bytes.HasPrefix(p, sseEvent) {
+		if m.events != nil {
+			m.events.Add(1)
+		}
+		if m.call != nil {
+			m.call.events.Add(1)
+		}
+	}
 	return n, nil
 }
+
+// sseEvent begins each event mcp-go writes on a stream.
+var sseEvent = []byte("event: ")
 
 func (m *Writer) Flush() {
 	_ = http.NewResponseController(m.inner).Flush()

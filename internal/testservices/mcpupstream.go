@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -37,6 +39,34 @@ type Count struct {
 
 type authKey struct{}
 
+// eventCounter counts the SSE events mcp-go writes on a POST's answer.
+// mcp-go's POST handler drops a notification its forwarder took off the
+// session's queue just as the handler returned, so a handler that sends
+// one right before its result waits until it was written (await).
+type eventCounter struct {
+	http.ResponseWriter
+	n atomic.Int64
+}
+
+type eventsKey struct{}
+
+func (e *eventCounter) Write(p []byte) (int, error) {
+	n, err := e.ResponseWriter.Write(p)
+	if strings.HasPrefix(string(p), "event: ") {
+		e.n.Add(1)
+	}
+	return n, err
+}
+
+func (e *eventCounter) Flush() { http.NewResponseController(e.ResponseWriter).Flush() }
+
+// await returns once n events were written, or after 5 s.
+func (e *eventCounter) await(n int64) {
+	for deadline := time.Now().Add(5 * time.Second); e.n.Load() < n && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
 // StartSessionUpstream starts the server on a loopback port until the test
 // ends.
 func StartSessionUpstream(t testing.TB) *SessionUpstream {
@@ -47,8 +77,12 @@ func StartSessionUpstream(t testing.TB) *SessionUpstream {
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			id := server.ClientSessionFromContext(ctx).SessionID()
 			if tok := req.Params.Meta; tok != nil && tok.ProgressToken != nil {
-				_ = server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/progress",
-					map[string]any{"progressToken": tok.ProgressToken, "progress": 1, "total": 1, "message": "counted"})
+				written := ctx.Value(eventsKey{}).(*eventCounter)
+				before := written.n.Load()
+				if server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/progress",
+					map[string]any{"progressToken": tok.ProgressToken, "progress": 1, "total": 1, "message": "counted"}) == nil {
+					written.await(before + 1)
+				}
 			}
 			u.mu.Lock()
 			u.counts[id]++
@@ -91,7 +125,8 @@ func StartSessionUpstream(t testing.TB) *SessionUpstream {
 			u.ended[r.Header.Get("Mcp-Session-Id")] = true
 			u.mu.Unlock()
 		}
-		h.ServeHTTP(w, r)
+		events := &eventCounter{ResponseWriter: w}
+		h.ServeHTTP(events, r.WithContext(context.WithValue(r.Context(), eventsKey{}, events)))
 	}))
 	t.Cleanup(srv.Close)
 	u.URL = srv.URL + "/mcp"
