@@ -104,8 +104,11 @@ func postgresCPU(postmaster int) time.Duration {
 }
 
 // ioSyscalls is syscr+syscw of /proc/self/io.
-func ioSyscalls() int64 {
-	f, err := os.Open("/proc/self/io")
+func ioSyscalls() int64 { return ioSyscallsOf("/proc/self/io") }
+
+// ioSyscallsOf is syscr+syscw of an io file of /proc, -1 when unreadable.
+func ioSyscallsOf(path string) int64 {
+	f, err := os.Open(path)
 	if err != nil {
 		return -1
 	}
@@ -226,13 +229,19 @@ func (c *cost) String() string {
 // one-second warm-up): the process is sampled when the window opens and
 // when it closes.
 func driveCost(workers int, d time.Duration, fn func(*rand.Rand) error) (*stats, cost) {
+	return driveCostOf(sampleCost, workers, d, fn)
+}
+
+// driveCostOf is driveCost with the server sampled by sample (a peer's
+// process, peerProcess.sample).
+func driveCostOf(sample func() costSample, workers int, d time.Duration, fn func(*rand.Rand) error) (*stats, cost) {
 	start := time.Now()
 	samples := make(chan costSample, 2)
 	go func() {
 		time.Sleep(time.Until(start.Add(time.Second)))
-		samples <- sampleCost()
+		samples <- sample()
 		time.Sleep(time.Until(start.Add(time.Second + d)))
-		samples <- sampleCost()
+		samples <- sample()
 	}()
 	st := drive(workers, d, fn)
 	a, b := <-samples, <-samples

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -58,7 +59,7 @@ func TestPinnedLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rig := startLimits(ctx, dsn, 2, 100, 10, "2025-11-25")
+	rig := startLimits(ctx, dsn, 2, 100, 10, "2025-11-25", "")
 	r := rand.New(rand.NewPCG(1, 2))
 	a := sampleCost()
 	for _, c := range rig.cases {
@@ -120,4 +121,21 @@ func childrenOf(pid int) []int {
 func comm(pid int) string {
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 	return strings.TrimSpace(string(b))
+}
+
+// TestProcCPU: a peer's CPU and system calls are read from /proc as
+// this process's own are counted: CPU spent shows, in whole ticks.
+func TestProcCPU(t *testing.T) {
+	before := procCPU(os.Getpid())
+	for start := time.Now(); time.Since(start) < 100*time.Millisecond; {
+	}
+	if got := procCPU(os.Getpid()) - before; got < 50*time.Millisecond {
+		t.Errorf("procCPU grew by %v over 100ms of work", got)
+	}
+	if procSyscalls(os.Getpid()) < 0 {
+		t.Error("procSyscalls of this process is unreadable")
+	}
+	if procCPU(-1) != 0 {
+		t.Error("procCPU of no process is not 0")
+	}
 }

@@ -49,9 +49,12 @@ type limitCase struct {
 	name  string
 	call  func(*rand.Rand) error
 	floor *limitCase // what the case is measured above, nil for a floor
-	rps   []float64  // per round
-	lat   stats
-	cost  cost
+	// sample samples a peer's process (peerProcess.sample); nil: the
+	// gateway's (sampleCost).
+	sample func() costSample
+	rps    []float64 // per round
+	lat    stats
+	cost   cost
 }
 
 func (c *limitCase) median() float64 {
@@ -159,7 +162,7 @@ type limitsRig struct {
 
 // startLimits loads the gateway (in the layout's process) and opens what
 // the cases call.
-func startLimits(ctx context.Context, dsn string, clients, rows, hot int, version string) *limitsRig {
+func startLimits(ctx context.Context, dsn string, clients, rows, hot int, version, toolboxBin string) *limitsRig {
 	dir := writeScripts(map[string]string{"hello/handler.js": benchScripts["hello/handler.js"]})
 	up := startLimitsUpstreams()
 	port := freePort()
@@ -223,8 +226,23 @@ func startLimits(ctx context.Context, dsn string, clients, rows, hot int, versio
 		restFloor,
 		{name: "OpenAPI tool", call: openAPICall(ctx, sessions), floor: restFloor},
 	}
+	var toolbox *peerProcess
+	if toolboxBin != "" {
+		if pinned == nil {
+			check(errNoPeer)
+		}
+		toolbox, err = startToolbox(ctx, toolboxBin, dsn)
+		check(err)
+		peer := openSessions(ctx, toolbox.url, toolboxProtocol, clients)
+		cases = append(cases, &limitCase{name: toolboxCase, sample: toolbox.sample, call: func(r *rand.Rand) error {
+			return peer[r.IntN(clients)].callTool(ctx, toolboxTool, fmt.Sprintf(`{"id":%d}`, anyID(r)))
+		}})
+	}
 	stop := sync.OnceFunc(func() {
 		pool.Close()
+		if toolbox != nil {
+			toolbox.stop()
+		}
 		// The gateway's sources go before their upstreams: a source whose
 		// upstream went first keeps reconnecting until it is stopped.
 		if pinned == nil {
@@ -240,8 +258,11 @@ func startLimits(ctx context.Context, dsn string, clients, rows, hot int, versio
 	return &limitsRig{body: body, cases: cases, mcpLatency: [3]*limitCase{mcpDirect, mcpFloor, mcpTool}, close: stop}
 }
 
-func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duration, rows, hot int, version, cpuProfile string) {
-	rig := startLimits(ctx, dsn, clients, rows, hot, version)
+// toolboxCase is the peer row's name (-peer-toolbox).
+const toolboxCase = "MCP Toolbox postgres-sql tool"
+
+func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duration, rows, hot int, version, cpuProfile, toolboxBin string) {
+	rig := startLimits(ctx, dsn, clients, rows, hot, version, toolboxBin)
 	defer rig.close()
 	cases, body := rig.cases, rig.body
 
@@ -255,7 +276,11 @@ func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duratio
 				gatewayProfile(prefix)
 				gatewayAllocs(prefix + ".allocs-before")
 			}
-			st, cs := driveCost(clients, d/limitRounds, c.call)
+			sample := c.sample
+			if sample == nil {
+				sample = sampleCost
+			}
+			st, cs := driveCostOf(sample, clients, d/limitRounds, c.call)
 			if profile {
 				gatewayEndProfile()
 				gatewayAllocs(prefix + ".allocs-after")
@@ -270,12 +295,16 @@ func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duratio
 		width = max(width, len(c.name))
 	}
 	fmt.Printf("%-*s %8s %9s %9s %9s %6s %12s %20s %8s %8s %10s\n", width, "", "req/s", "p50", "p99", "max", "errors",
-		"gateway CPU", "above floor", "allocs", "syscalls", "Postgres")
+		"server CPU", "above floor", "allocs", "syscalls", "Postgres")
 	for _, c := range cases {
-		fmt.Printf("%-*s %8.0f %9s %9s %9s %6d %12s %20s %8.0f %8s %10s\n", width, c.name, c.median(),
+		allocs := strconv.FormatFloat(c.cost.allocsPerCall(), 'f', 0, 64)
+		if c.sample != nil {
+			allocs = "" // a peer's are not counted
+		}
+		fmt.Printf("%-*s %8.0f %9s %9s %9s %6d %12s %20s %8s %8s %10s\n", width, c.name, c.median(),
 			c.lat.pct(0.50).Round(time.Microsecond), c.lat.pct(0.99).Round(time.Microsecond),
 			c.lat.max().Round(time.Microsecond), c.lat.errors, perCallMicros(c.cost.cpuPerCall()), c.aboveFloor(),
-			c.cost.allocsPerCall(), c.cost.syscallsPerCall(), postgresPerCall(c.cost))
+			allocs, c.cost.syscallsPerCall(), postgresPerCall(c.cost))
 		if c.lat.firstErr != nil {
 			fmt.Printf("%-20s first error: %.300v\n", "", c.lat.firstErr)
 		}
@@ -309,6 +338,20 @@ func runLimitsBench(ctx context.Context, dsn string, clients int, d time.Duratio
 	for _, name := range []string{"DB tool", "DB tool read_only", "DB tool, session_reset proven", "DB tool read_only, session_reset proven"} {
 		if pg, db := byName["direct pgx loop"].cost, byName[name].cost; pg.postgres >= 0 && db.postgres >= 0 {
 			target("Postgres CPU per call, "+name+", vs the bare query", perCall(db.postgres, db.calls)-perCall(pg.postgres, pg.calls), 3, "µs")
+		}
+	}
+	if tb := byName[toolboxCase]; tb != nil && tb.cost.postgres >= 0 {
+		// The issue's total-cost target: the server's and Postgres's CPU
+		// per call together, against Toolbox's in the same run.
+		total := func(c cost) float64 { return c.cpuPerCall() + perCall(c.postgres, c.calls) }
+		fmt.Printf("total CPU per DB call (server + Postgres), against %s's %.1f µs:\n", toolboxCase, total(tb.cost))
+		for _, name := range []string{"DB tool", "DB tool read_only", "DB tool, session_reset proven", "DB tool read_only, session_reset proven"} {
+			ratio := total(byName[name].cost) / total(tb.cost)
+			verdict := "met"
+			if ratio > 0.75 {
+				verdict = "NOT met"
+			}
+			fmt.Printf("  %-80s %7.1f µs = %.2f × (target ≤ 0.75 ×: %s)\n", name, total(byName[name].cost), ratio, verdict)
 		}
 	}
 	var worst time.Duration

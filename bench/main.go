@@ -64,6 +64,7 @@ func main() {
 	scripts := flag.Bool("scripts", false, "run the script scenarios (scripts.go) instead")
 	resetCalls := flag.Int("calls", 2000, "reset scenario: calls per side and round")
 	layout := flag.String("layout", "", "limits, scale, overload: pinned (gateway and a private Postgres on one CPU, the driver on another; the default with 2 CPUs, taskset and PostgreSQL's server binaries) or shared (all in this process, Postgres of -pg) (layout.go)")
+	toolbox := flag.String("peer-toolbox", "", "limits: also measure Google's MCP Toolbox for Databases, this binary of it, serving the same query (peer.go; docs/benchmarks.md)")
 	flag.Parse()
 	exitOnInterrupt()
 
@@ -131,7 +132,7 @@ func main() {
 		runBigResultBench(ctx, *dsn, *duration, *rows, *version)
 		return
 	case "limits":
-		runLimitsBench(ctx, *dsn, *clients, *duration, *rows, min(*hot, *rows), *version, *cpuProfile)
+		runLimitsBench(ctx, *dsn, *clients, *duration, *rows, min(*hot, *rows), *version, *cpuProfile, *toolbox)
 		exit(0) // stops the pinned layout
 	}
 	if *scripts {
