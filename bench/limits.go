@@ -231,9 +231,9 @@ func startLimits(ctx context.Context, dsn string, clients, rows, hot int, versio
 		if pinned == nil {
 			check(errNoPeer)
 		}
-		toolbox, err = startToolbox(ctx, toolboxBin, dsn)
+		toolbox, err = startToolbox(ctx, toolboxBin, dsn, version)
 		check(err)
-		peer := openSessions(ctx, toolbox.url, toolboxProtocol, clients)
+		peer := openSessions(ctx, toolbox.url, toolboxProtocol(version), clients)
 		cases = append(cases, &limitCase{name: toolboxCase, sample: toolbox.sample, call: func(r *rand.Rand) error {
 			return peer[r.IntN(clients)].callTool(ctx, toolboxTool, fmt.Sprintf(`{"id":%d}`, anyID(r)))
 		}})

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // The peer row of the limits scenario (-peer-toolbox): Google's MCP
@@ -38,7 +40,7 @@ type peerProcess struct {
 
 // startToolbox runs bin on a free port, on the servers' CPU, serving one
 // postgres-sql tool against dsn; it returns once the server answers.
-func startToolbox(ctx context.Context, bin, dsn string) (*peerProcess, error) {
+func startToolbox(ctx context.Context, bin, dsn, version string) (*peerProcess, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("the Postgres URL: %w", err)
@@ -99,7 +101,7 @@ statement: SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id 
 	}
 	p := &peerProcess{url: fmt.Sprintf("http://127.0.0.1:%d/mcp", listen), pid: cmd.Process.Pid, cmd: cmd, dir: dir}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if _, err := openSession(ctx, p.url, toolboxProtocol); err == nil {
+		if _, err := openSession(ctx, p.url, toolboxProtocol(version)); err == nil {
 			return p, nil
 		}
 		if time.Now().After(deadline) || cmd.ProcessState != nil {
@@ -110,8 +112,14 @@ statement: SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id 
 }
 
 // toolboxProtocol is the MCP version the peer's sessions negotiate: the
-// newest Toolbox 1.12 accepts on a session.
-const toolboxProtocol = "2025-06-18"
+// gateway's own (version), except 2026-07-28, which Toolbox 1.12 serves
+// only as a draft (--enable-draft-specs): then 2025-11-25.
+func toolboxProtocol(version string) string {
+	if mcp.IsModernProtocol(version) {
+		return "2025-11-25"
+	}
+	return version
+}
 
 func (p *peerProcess) stop() {
 	_ = p.cmd.Process.Kill()
