@@ -228,9 +228,6 @@ func startLimits(ctx context.Context, dsn string, clients, rows, hot int, versio
 	}
 	var toolbox *peerProcess
 	if toolboxBin != "" {
-		if pinned == nil {
-			check(errNoPeer)
-		}
 		toolbox, err = startToolbox(ctx, toolboxBin, dsn, version)
 		check(err)
 		peer := openSessions(ctx, toolbox.url, toolboxProtocol(version), clients)

@@ -32,15 +32,19 @@ const toolboxTool = "get-user"
 
 // peerProcess is a peer server the bench started.
 type peerProcess struct {
-	url string // its MCP endpoint
-	pid int
-	cmd *exec.Cmd
-	dir string
+	url    string // its MCP endpoint
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once cmd.Wait returned (its output is all read)
+	dir    string
 }
 
-// startToolbox runs bin on a free port, on the servers' CPU, serving one
-// postgres-sql tool against dsn; it returns once the server answers.
+// startToolbox runs bin on a free port, on the servers' CPU of the pinned
+// layout, serving one postgres-sql tool against dsn (the private
+// Postgres); it returns once the server answers.
 func startToolbox(ctx context.Context, bin, dsn, version string) (*peerProcess, error) {
+	if pinned == nil {
+		return nil, errNoPeer
+	}
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("the Postgres URL: %w", err)
@@ -48,14 +52,6 @@ func startToolbox(ctx context.Context, bin, dsn, version string) (*peerProcess, 
 	password, _ := u.User.Password()
 	if password == "" {
 		password = "unused" // Toolbox requires one; the bench's servers trust loopback
-	}
-	port := u.Port()
-	if port == "" {
-		port = "5432"
-	}
-	host := u.Hostname()
-	if host == "" {
-		host = u.Query().Get("host") // a socket directory
 	}
 	dir, err := os.MkdirTemp("", "edgemcp-bench-toolbox-")
 	if err != nil {
@@ -80,18 +76,15 @@ parameters:
   type: integer
   description: the user's id
 statement: SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id = $1
-`, host, port, strings.TrimPrefix(u.Path, "/"), u.User.Username(), password, toolboxTool)
+`, u.Hostname(), u.Port(), strings.TrimPrefix(u.Path, "/"), u.User.Username(), password, toolboxTool)
 	file := filepath.Join(dir, "tools.yaml")
 	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
 		return nil, err
 	}
 	listen := freePort()
-	args := []string{bin, "--config", file, "--port", strconv.Itoa(listen), "--address", "127.0.0.1",
-		"--disable-version-check", "--disable-reload", "--log-level", "ERROR"}
-	if pinned != nil {
-		args = append([]string{"taskset", "-c", strconv.Itoa(pinned.serverCPU)}, args...)
-	}
-	cmd := exec.Command(args[0], args[1:]...)
+	cmd := exec.Command("taskset", "-c", strconv.Itoa(pinned.serverCPU), bin, "--config", file,
+		"--port", strconv.Itoa(listen), "--address", "127.0.0.1",
+		"--disable-version-check", "--disable-reload", "--log-level", "ERROR")
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
@@ -99,15 +92,24 @@ statement: SELECT id, name, email, created_at FROM edgemcp_bench.users WHERE id 
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	p := &peerProcess{url: fmt.Sprintf("http://127.0.0.1:%d/mcp", listen), pid: cmd.Process.Pid, cmd: cmd, dir: dir}
+	p := &peerProcess{url: fmt.Sprintf("http://127.0.0.1:%d/mcp", listen), cmd: cmd, exited: make(chan struct{}), dir: dir}
+	go func() {
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if _, err := openSession(ctx, p.url, toolboxProtocol(version)); err == nil {
 			return p, nil
 		}
-		if time.Now().After(deadline) || cmd.ProcessState != nil {
-			p.stop()
-			return nil, fmt.Errorf("Toolbox did not start: %s", strings.TrimSpace(log.String()))
+		select {
+		case <-p.exited:
+		default:
+			if time.Now().Before(deadline) {
+				continue
+			}
 		}
+		p.stop()
+		return nil, fmt.Errorf("Toolbox did not start: %s", strings.TrimSpace(log.String()))
 	}
 }
 
@@ -123,7 +125,7 @@ func toolboxProtocol(version string) string {
 
 func (p *peerProcess) stop() {
 	_ = p.cmd.Process.Kill()
-	_, _ = p.cmd.Process.Wait()
+	<-p.exited
 	_ = os.RemoveAll(p.dir)
 }
 
@@ -132,10 +134,8 @@ func (p *peerProcess) stop() {
 // allocations (mallocs stays 0; the row prints none).
 func (p *peerProcess) sample() costSample {
 	s := sampleCost()
-	s.cpu, s.mallocs, s.syscalls = procCPU(p.pid), 0, procSyscalls(p.pid)
-	if pinned == nil {
-		s.driver = processSample().cpu
-	}
+	pid := p.cmd.Process.Pid
+	s.cpu, s.mallocs, s.syscalls = procCPU(pid), 0, procSyscalls(pid)
 	return s
 }
 
