@@ -63,9 +63,12 @@ func TestInFlightNotRetried(t *testing.T) {
 	app := testservices.Name("edgemcp_inflight")
 	c := open(t, postgres.Config{DSN: testservices.PostgresURLWith(t, "application_name", app), MaxConns: 1})
 
+	// The sleep outlasts any wait for the termination below on a loaded
+	// machine: the statement cannot end on its own first, so a success can
+	// only be a second run.
 	errc := make(chan error, 1)
 	go func() {
-		_, err := c.Query(context.Background(), "SELECT nextval('"+seq+"'), pg_sleep(2)", nil)
+		_, err := c.Query(context.Background(), "SELECT nextval('"+seq+"'), pg_sleep(30)", nil)
 		errc <- err
 	}()
 	deadline := time.Now().Add(30 * time.Second)
